@@ -1,0 +1,3 @@
+from gpu2tpu.cli import main
+
+raise SystemExit(main())

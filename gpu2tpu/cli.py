@@ -1,0 +1,50 @@
+"""The `gpu2tpu` command: each package registers its own subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# (module, register function): each adds subcommands to the shared parser.
+_REGISTRARS = (
+    "gpu2tpu.harness.cli",
+    "gpu2tpu.harness.agent.cli",
+    "gpu2tpu.corpus.cli",
+    "gpu2tpu.leaderboard.cli",
+)
+
+
+class UserError(Exception):
+    """Bad input from the user: printed as one clear line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from gpu2tpu import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="gpu2tpu",
+        description="Benchmark coding agents that migrate PyTorch projects from GPUs to TPUs: "
+        "download the corpus, evaluate migrations, query the leaderboard.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpu2tpu {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _REGISTRARS:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"gpu2tpu: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gpu2tpu: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,1 @@
+"""Observe migrations, run references, judge the five criteria."""

@@ -1,0 +1,1 @@
+"""Baseline migration agent on the Anthropic API."""

@@ -1,0 +1,1 @@
+"""DuckDB store, ingestion, queries, export and site for the leaderboard."""
