@@ -1,9 +1,144 @@
-"""Subcommands of this package (placeholder until implemented)."""
+"""`gpu2tpu evaluate`, `gpu2tpu report`, `gpu2tpu demo`, `gpu2tpu tasks`."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpu2tpu.cli import UserError
+from gpu2tpu.harness.runner import TARGETS
+from gpu2tpu.harness.spec import CRITERIA, find_task, list_tasks
+
+DEMO_TASK = "cifar_amp"
+DEMO_BROKEN = ("stays_on_cpu", "item_every_step", "clip_changed")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add this package's subcommands to the `gpu2tpu` parser."""
+    p = sub.add_parser("evaluate", help="run predictions under observation and grade them",
+                       description="Apply each prediction (patch or migrated directory) to its task, "
+                       "run it on the target under the probe, run the reference (cached), and grade "
+                       "the five criteria. Writes runs/RUN_ID/AGENT/TASK/report.json and more.")
+    p.add_argument("--predictions", required=True, type=Path, help="JSONL file of predictions")
+    p.add_argument("--run-id", required=True, help="name of this run (directory under --runs)")
+    p.add_argument("--tasks", nargs="*", help="only these task ids")
+    p.add_argument("--workers", type=int, default=1, help="candidate runs in parallel (default 1)")
+    p.add_argument("--target", choices=TARGETS, default="xla-cpu", help="target device")
+    p.add_argument("--timeout", type=float, help="override each task's time limit (seconds)")
+    p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("report", help="re-grade a run from its saved traces (runs nothing)",
+                       description="Verify every saved file against its recorded hash and grade "
+                       "again from the traces; prints the verdict table. Exit 1 if a file was altered.")
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("--json", action="store_true", help="print verdicts as JSON")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("demo", help="evaluate the gold and three broken migrations of a practice task",
+                       description=f"Offline end-to-end demo on practice task {DEMO_TASK}: gold plus "
+                       f"{', '.join(DEMO_BROKEN)}. Prints the verdict table and the expected labels.")
+    p.add_argument("--runs", type=Path, default=Path("runs"))
+    p.add_argument("--workers", type=int, default=1)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("tasks", help="list the practice tasks shipped with the package")
+    p.set_defaults(func=cmd_tasks)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from gpu2tpu.harness.evaluate import evaluate_predictions
+    from gpu2tpu.harness.predictions import PredictionError
+
+    try:
+        summary = evaluate_predictions(args.predictions, args.run_id, args.runs, args.tasks,
+                                       args.workers, args.target, args.timeout)
+    except PredictionError as exc:
+        raise UserError(str(exc)) from exc
+    rows = load_rows(args.runs / args.run_id, summary["evaluations"])
+    print(format_table(rows))
+    print(f"\nreports in {args.runs / args.run_id}")
+    return 1 if summary["errors"] else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from gpu2tpu.harness.regrade import IntegrityError, regrade_report
+
+    summary_path = args.run_dir / "summary.json"
+    if not summary_path.exists():
+        raise UserError(f"{args.run_dir} has no summary.json: is it a run directory written by "
+                        "`gpu2tpu evaluate`?")
+    summary = json.loads(summary_path.read_text())
+    rows, problems = [], 0
+    for rel in summary["evaluations"]:
+        path = args.run_dir / rel
+        report = json.loads(path.read_text())
+        try:
+            report["verdict"] = regrade_report(path)
+        except IntegrityError as exc:
+            print(f"refused: {exc}")
+            problems += 1
+            continue
+        rows.append(report)
+    if args.json:
+        print(json.dumps([{"agent": r["agent"], "task_id": r["task_id"], "attempt": r["attempt"],
+                           "verdict": r["verdict"]} for r in rows], indent=2))
+    else:
+        print(format_table(rows))
+    return 1 if problems else 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from gpu2tpu.harness.evaluate import evaluate_predictions
+
+    spec = find_task(DEMO_TASK)
+    mig = spec.task_dir / "migrations"
+    lines = [{"schema_version": 1, "task_id": DEMO_TASK, "agent": "gold",
+              "patch": (mig / "gold.patch").read_text(), "claimed_success": True}]
+    expected = {"gold": "migrated"}
+    for name in DEMO_BROKEN:
+        label = yaml.safe_load((mig / "broken" / f"{name}.yaml").read_text())
+        lines.append({"schema_version": 1, "task_id": DEMO_TASK, "agent": f"broken-{name}",
+                      "patch": (mig / "broken" / f"{name}.patch").read_text(), "claimed_success": True})
+        expected[f"broken-{name}"] = label["category"]
+    with tempfile.TemporaryDirectory() as tmp:
+        preds = Path(tmp) / "demo.jsonl"
+        preds.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        summary = evaluate_predictions(preds, "demo", args.runs, workers=args.workers)
+    rows = load_rows(args.runs / "demo", summary["evaluations"])
+    print(format_table(rows))
+    wrong = [r["agent"] for r in rows
+             if ("migrated" if r["verdict"]["migrated"] else r["verdict"]["category"]) != expected[r["agent"]]]
+    print(f"\nexpected: {', '.join(f'{k}={v}' for k, v in expected.items())}")
+    print("all verdicts as labelled" if not wrong else f"UNEXPECTED verdicts: {', '.join(wrong)}")
+    return 1 if wrong else 0
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    for task_id in list_tasks():
+        spec = find_task(task_id)
+        print(f"{task_id:16} chips={spec.target_chips} steps={spec.steps:<4} {spec.title}")
+    return 0
+
+
+def load_rows(run_dir: Path, evaluations: list[str]) -> list[dict[str, Any]]:
+    return [json.loads((run_dir / rel).read_text()) for rel in evaluations]
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    head = ["agent", "task", *CRITERIA, "migrated", "silent", "category"]
+    body = []
+    for r in sorted(rows, key=lambda r: (r["agent"], r["task_id"], r["attempt"])):
+        v = r["verdict"]
+        marks = ["pass" if v["criteria"][c]["passed"] else "FAIL" for c in CRITERIA]
+        body.append([r["agent"], r["task_id"] + (f".{r['attempt']}" if r["attempt"] > 1 else ""),
+                     *marks, "yes" if v["migrated"] else "no", "yes" if v["silent"] else "no",
+                     v["category"] or "-"])
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return "\n".join([fmt.format(*head), fmt.format(*["-" * w for w in widths]),
+                      *(fmt.format(*row) for row in body)])

@@ -1,0 +1,249 @@
+"""The five criteria: pure functions over (RunSpec, reference runs, gold run, candidate run).
+
+Each returns a CriterionResult whose evidence lines say what was checked; a failing line names its
+failure category. Tolerances come from the reference runs' own magnitude and spread, never from a
+bare absolute number, so an all-zero loss curve cannot pass.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu2tpu.harness.spec import RunSpec
+from gpu2tpu.harness.trace import RunRecord, Trace
+
+TARGET_DEVICE_TYPES = {"xla-cpu": ("CPU",), "tpu": ("TPU",)}
+ACCELERATOR_DEVICES = ("xla", "tpu")
+
+
+@dataclass
+class CriterionResult:
+    name: str
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+
+    def check(self, ok: bool, text: str, category: str) -> bool:
+        self.evidence.append({"ok": bool(ok), "text": text, "category": None if ok else category})
+        return ok
+
+    @property
+    def passed(self) -> bool:
+        return all(e["ok"] for e in self.evidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "evidence": self.evidence}
+
+
+def _rel(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(b), 1e-12)
+
+
+def runs(spec: RunSpec, cand: RunRecord) -> CriterionResult:
+    res = CriterionResult("runs")
+    proc = cand.process
+    if proc.get("patch_rejected"):
+        res.check(False, f"migration not applied: {proc['patch_rejected']}", "patch_rejected")
+        return res
+    if proc.get("timed_out"):
+        res.check(False, f"killed after the {spec.timeout_s:.0f} s time limit", "timeout")
+        return res
+    code = cand.exit_code
+    error = ((cand.trace.end or {}).get("error") or "").strip().splitlines()
+    detail = f": {error[-1]}" if error else ""
+    if not res.check(code == 0, f"exit status {code}{detail}", "crash"):
+        return res
+    applied = len(cand.trace.applied)
+    res.check(applied >= spec.steps, f"{applied} optimizer steps taken, {spec.steps} expected",
+              "workload_changed")
+    return res
+
+
+def numerics(spec: RunSpec, refs: list[RunRecord], cand: RunRecord) -> CriterionResult:
+    res = CriterionResult("numerics")
+    ref, tr = refs[0].trace, cand.trace
+    if not res.check(bool(tr.applied) and bool(ref.applied),
+                     f"{len(tr.applied)} candidate and {len(ref.applied)} reference steps recorded",
+                     "numerics_drift"):
+        return res
+    tol = spec.tolerances
+    c0, r0 = tr.applied[0], ref.applied[0]
+    for key, rtol, label in (("loss", tol.loss_step0_rtol, "loss"),
+                             ("grad_norm", tol.grad_norm_step0_rtol, "grad norm")):
+        c, r = c0.get(key), r0.get(key)
+        if r is None:
+            continue
+        ok = c is not None and math.isfinite(c) and _rel(c, r) <= rtol
+        res.check(ok, f"step-0 {label} {c} vs reference {r:.6g} (rtol {rtol})", "numerics_drift")
+    _check_curve(res, spec, refs, tr)
+    _check_precision(res, spec, tr)
+    _check_config(res, ref, tr)
+    _check_workload(res, ref, tr)
+    return res
+
+
+def _check_curve(res: CriterionResult, spec: RunSpec, refs: list[RunRecord], tr: Trace) -> None:
+    ref_curves = [r.trace.losses for r in refs if r.trace.applied]
+    horizon = min(len(tr.losses), *(len(c) for c in ref_curves))
+    primary = ref_curves[0][:horizon]
+    cand = tr.losses[:horizon]
+    if not all(math.isfinite(v) for v in cand):
+        res.check(False, "candidate loss is not finite within the replay horizon", "numerics_drift")
+        return
+    mean_dev = statistics.fmean(abs(c - r) for c, r in zip(cand, primary))
+    magnitude = statistics.fmean(abs(r) for r in primary)
+    spread = 0.0
+    if len(ref_curves) > 1:
+        spread = statistics.fmean(statistics.pstdev(c[t] for c in ref_curves) for t in range(horizon))
+    band = min(max(spec.tolerances.curve_rtol * magnitude, spec.tolerances.curve_spread_z * spread),
+               0.5 * magnitude)
+    res.check(mean_dev <= band, f"loss curve over {horizon} steps: mean deviation {mean_dev:.4g}, "
+              f"band {band:.4g} (reference magnitude {magnitude:.4g}, seed spread {spread:.4g})",
+              "numerics_drift")
+
+
+def _check_precision(res: CriterionResult, spec: RunSpec, tr: Trace) -> None:
+    in_effect = tr.autocast_in_effect()
+    allowed = {"bfloat16"} if spec.precision_policy == "bf16_allowed" else set()
+    bad = [f"{d}:{dt}" for d, dt in in_effect if dt not in allowed]
+    shown = ", ".join(f"{d}:{dt}" for d, dt in in_effect) or "none"
+    res.check(not bad, f"autocast in effect: {shown}; policy {spec.precision_policy}; "
+              f"model output dtype {tr.forward_dtype}", "config_drift")
+
+
+def _groups_without_lr(trace: Trace) -> list[dict[str, Any]]:
+    groups = (trace.optimizer or {}).get("groups") or []
+    return [{k: v for k, v in g.items() if k != "lr"} for g in groups]
+
+
+def _step_values(trace: Trace, key: str) -> list[Any]:
+    return [s.get(key) for s in trace.applied]
+
+
+def _check_config(res: CriterionResult, ref: Trace, tr: Trace) -> None:
+    rc, cc = (ref.optimizer or {}).get("class"), (tr.optimizer or {}).get("class")
+    res.check(rc == cc, f"optimizer {cc} (reference {rc})", "config_drift")
+    rg, cg = _groups_without_lr(ref), _groups_without_lr(tr)
+    diffs = [f"group {i} {k}: {c.get(k)!r} vs {r.get(k)!r}" for i, (r, c) in enumerate(zip(rg, cg))
+             for k in sorted(set(r) | set(c)) if r.get(k) != c.get(k)]
+    if len(rg) != len(cg):
+        diffs.append(f"{len(cg)} parameter groups vs {len(rg)}")
+    res.check(not diffs, "optimizer hyper-parameters " + ("; ".join(diffs) if diffs else "identical"),
+              "config_drift")
+    n = min(len(ref.applied), len(tr.applied))
+    lr_bad = [i for i, (a, b) in enumerate(zip(_step_values(ref, "lr")[:n], _step_values(tr, "lr")[:n]))
+              if a is not None and (b is None or len(a) != len(b) or any(_rel(y, x) > 1e-6 for x, y in zip(a, b)))]
+    res.check(not lr_bad, f"learning rate per step over {n} steps" +
+              (f": differs from step {lr_bad[0]} on ({_step_values(tr, 'lr')[lr_bad[0]]} vs "
+               f"{_step_values(ref, 'lr')[lr_bad[0]]})" if lr_bad else ": identical"), "config_drift")
+    rclip = sorted({(c["max_norm"], c["norm_type"]) for s in ref.applied for c in s.get("clip") or []})
+    cclip = sorted({(c["max_norm"], c["norm_type"]) for s in tr.applied for c in s.get("clip") or []})
+    res.check(rclip == cclip, f"clip_grad_norm_ (max_norm, norm_type): {cclip or 'none'} "
+              f"(reference {rclip or 'none'})", "config_drift")
+    rm, cm = sorted(set(_step_values(ref, "micro_batches"))), sorted(set(_step_values(tr, "micro_batches")))
+    res.check(rm == cm, f"micro-batches per step {cm} (reference {rm})", "config_drift")
+
+
+def _check_workload(res: CriterionResult, ref: Trace, tr: Trace) -> None:
+    rb = sorted({sum(s.get("batch_size") or []) for s in ref.applied})
+    cb = sorted({sum(s.get("batch_size") or []) for s in tr.applied})
+    res.check(rb == cb, f"examples per step {cb} (reference {rb})", "workload_changed")
+    res.check(len(tr.applied) == len(ref.applied),
+              f"{len(tr.applied)} optimizer steps (reference {len(ref.applied)})", "workload_changed")
+    ro, co = ref.optimizer or {}, tr.optimizer or {}
+    same = ro.get("param_count") == co.get("param_count") and \
+        ro.get("param_shapes_sha") == co.get("param_shapes_sha")
+    res.check(same, f"trained parameters {co.get('param_count')} (reference {ro.get('param_count')}),"
+              f" shapes {'identical' if same else 'differ'}", "workload_changed")
+
+
+def hardware(spec: RunSpec, target: str, gold: RunRecord, cand: RunRecord) -> CriterionResult:
+    res = CriterionResult("hardware")
+    tr = cand.trace
+    devices = (tr.optimizer or {}).get("param_devices") or []
+    on_acc = bool(devices) and all(d.split(":")[0] in ACCELERATOR_DEVICES for d in devices)
+    res.check(on_acc, f"parameters on {devices or 'unknown'}", "wrong_device")
+    inputs = sorted({d for s in tr.applied for d in s.get("input_devices") or []})
+    res.check(bool(inputs) and all(d.split(":")[0] in ACCELERATOR_DEVICES for d in inputs),
+              f"model inputs on {inputs or 'unknown'}", "wrong_device")
+    losses = sorted({s.get("loss_device") or "unknown" for s in tr.applied})
+    res.check(bool(losses) and all(d.split(":")[0] in ACCELERATOR_DEVICES for d in losses),
+              f"loss computed on {losses or 'unknown'}", "wrong_device")
+    rt = tr.runtime
+    expected = TARGET_DEVICE_TYPES.get(target, ())
+    res.check(rt.get("device_type") in expected,
+              f"runtime device type {rt.get('device_type')} (target {target}: {'/'.join(expected)})",
+              "wrong_device")
+    res.check(rt.get("devices_used") == spec.target_chips,
+              f"devices used {rt.get('devices_used')} of {rt.get('device_count')} "
+              f"(task asks for {spec.target_chips}; spmd={rt.get('spmd')}, "
+              f"world size {rt.get('world_size')})", "chips_unused")
+    gold_ops = set(((gold.trace.final_counters or {}).get("fallback") or {}))
+    ops = (tr.final_counters or {}).get("fallback") or {}
+    extra = {op: n for op, n in ops.items() if op not in gold_ops and op not in spec.fallback_allowlist}
+    res.check(not extra, "CPU-fallback ops beyond the gold migration and allowlist: " +
+              (", ".join(f"{op} x{n}" for op, n in sorted(extra.items())) if extra else "none"),
+              "cpu_fallback")
+    return res
+
+
+def _per_step(trace: Trace, key: str, warmup: int) -> tuple[float, int]:
+    """(count of `key` per step after warm-up, number of those steps) from cumulative counters."""
+    start, end = trace.counters_at(warmup - 1), trace.counters_at(len(trace.steps) - 1)
+    n = len(trace.steps) - warmup
+    if not start or not end or n <= 0:
+        return 0.0, 0
+    return (float(end.get(key, 0)) - float(start.get(key, 0))) / n, n
+
+
+def performance(spec: RunSpec, gold: RunRecord, cand: RunRecord) -> CriterionResult:
+    res = CriterionResult("performance")
+    perf, tr, gt = spec.performance, cand.trace, gold.trace
+    warm = perf.warmup_steps
+    if tr.final_counters is not None and gt.final_counters is not None:
+        def after_warmup(t: Trace) -> int:
+            base = (t.counters_at(warm - 1) or {}).get("compiles", 0)
+            return int((t.final_counters or {}).get("compiles", 0)) - int(base)
+        cc, gc = after_warmup(tr), after_warmup(gt)
+        res.check(cc <= gc + perf.compile_allowance, f"{cc} compilations after {warm} warm-up steps "
+                  f"(gold {gc}, allowance {perf.compile_allowance})", "recompilation")
+        ch, n = _per_step(tr, "host_reads", warm)
+        gh, _ = _per_step(gt, "host_reads", warm)
+        res.check(ch <= gh + perf.host_sync_allowance, f"{ch:.2f} host reads per step over {n} steps "
+                  f"(gold {gh:.2f}, allowance {perf.host_sync_allowance})", "host_sync")
+        cs, _ = _per_step(tr, "syncs", warm)
+        res.check(n == 0 or cs >= 0.5, f"{cs:.2f} XLA syncs per step (fewer than one in two: the "
+                  "lazy graph grows across steps)" if cs < 0.5 else f"{cs:.2f} XLA syncs per step",
+                  "slow")
+    else:
+        res.evidence.append({"ok": True, "text": "no XLA counters in this run", "category": None})
+    ct, gt_time = tr.median_step_time(warm), gt.median_step_time(warm)
+    if ct is not None and gt_time:
+        ratio = ct / gt_time
+        res.check(ratio <= perf.step_time_budget, f"median step time {ct * 1e3:.1f} ms, "
+                  f"{ratio:.2f}x gold (budget {perf.step_time_budget}x)", "slow")
+    cw, gw = cand.process.get("wall_s"), gold.process.get("wall_s")
+    if cw and gw:
+        res.check(cw / gw <= perf.step_time_budget, f"process wall time {cw:.1f} s, {cw / gw:.2f}x "
+                  f"gold (budget {perf.step_time_budget}x)", "slow")
+    return res
+
+
+def goal(spec: RunSpec, refs: list[RunRecord], cand: RunRecord) -> CriterionResult:
+    res = CriterionResult("goal")
+    ref_values = [v for v in (r.goal_value for r in refs) if v is not None]
+    value = cand.goal_value
+    if not res.check(value is not None and math.isfinite(value),
+                     f"{spec.goal.metric}: no value ({cand.goal.get('error', 'no checkpoint')})",
+                     "goal_regressed") or not ref_values:
+        return res
+    assert value is not None
+    primary = ref_values[0]
+    spread = statistics.pstdev(ref_values) if len(ref_values) > 1 else 0.0
+    tol = max(spec.goal.tolerance * abs(primary), spec.tolerances.curve_spread_z * spread)
+    regression = (primary - value) if spec.goal.higher_is_better else (value - primary)
+    res.check(regression <= tol, f"{spec.goal.metric} {value:.4g} vs reference {primary:.4g} "
+              f"(seeds {', '.join(f'{v:.4g}' for v in ref_values)}; allowed regression {tol:.4g})",
+              "goal_regressed")
+    return res

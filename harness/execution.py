@@ -1,0 +1,116 @@
+"""Executing runs: one probed run plus its goal metric, and the cached reference bundle
+(original code on the reference device over several seeds, and the gold migration on the target)."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from gpu2tpu import __version__
+from gpu2tpu.harness.runner import PROBE_FILE, clean_env, device_env, run_probed, run_process
+from gpu2tpu.harness.spec import RunSpec
+from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
+
+Progress = Callable[[str], None]
+
+
+def runtime_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in ("torch", "torch_xla", "torch_tpu", "libtpu"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def write_json(path: Path, data: object) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
+                   target: str | None) -> dict:
+    """Run the task command in `ws` under the probe, then the harness-owned goal metric.
+
+    Writes trace.jsonl, stdout.log, stderr.log, process.json and goal.json into `out_dir`."""
+    env = clean_env(device_env(target, spec.target_chips))
+    result = run_probed(spec.command_for_seed(seed), ws.project, out_dir, env, spec.timeout_s)
+    process = {"schema_version": 1, "exit_code": result.exit_code, "timed_out": result.timed_out,
+               "wall_s": round(result.wall_s, 3), "target": target, "seed": seed}
+    write_json(out_dir / "process.json", process)
+    write_json(out_dir / "goal.json", measure_goal(spec, ws, out_dir))
+    return process
+
+
+def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
+    checkpoint = ws.project / spec.checkpoint
+    base = {"schema_version": 1, "metric": spec.goal.metric, "value": None}
+    if not checkpoint.exists():
+        return {**base, "error": f"checkpoint {spec.checkpoint} was not written"}
+    goal_file = out_dir / "goal.raw.json"
+    argv = [sys.executable, str(spec.task_dir / "evaluate.py"), "--checkpoint", str(checkpoint),
+            "--out", str(goal_file)]
+    res = run_process(argv, spec.task_dir, out_dir, clean_env(), 300, log_name="evaluate")
+    if res.exit_code != 0 or not goal_file.exists():
+        tail = (out_dir / "evaluate.stderr.log").read_text(errors="replace").strip().splitlines()
+        return {**base, "error": f"evaluate.py failed (exit {res.exit_code}): "
+                f"{tail[-1] if tail else 'no output'}"}
+    data = json.loads(goal_file.read_text())
+    goal_file.unlink()
+    return {**base, "value": data.get("value")}
+
+
+def reference_key(spec: RunSpec, target: str) -> str:
+    parts = {"task": spec.content_hash, "target": target, "harness": __version__,
+             "probe": hashlib.sha256(PROBE_FILE.read_bytes()).hexdigest(),
+             "python": sys.version.split()[0], **runtime_versions()}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    base = os.environ.get("GPU2TPU_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpu2tpu")
+    return Path(base)
+
+
+def seed_list(spec: RunSpec) -> list[int]:
+    return [spec.seed, *[s for s in spec.reference_seeds if s != spec.seed]]
+
+
+def ensure_references(spec: RunSpec, target: str, progress: Progress) -> tuple[str, Path]:
+    """The reference bundle for (task, runtime), built once and reused: keyed by content hash."""
+    key = reference_key(spec, target)
+    root = cache_root() / "references" / f"{spec.task_id}-{key}"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(str(root) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (root / "complete").exists():
+            return key, root
+        shutil.rmtree(root, ignore_errors=True)
+        building = root.with_name(root.name + ".building")
+        shutil.rmtree(building, ignore_errors=True)
+        for seed in seed_list(spec):
+            progress(f"{spec.task_id}: reference run, seed {seed}")
+            ws = fresh_copy(spec)
+            try:
+                run_and_record(spec, ws, building / f"seed-{seed}", seed, None)
+            finally:
+                ws.cleanup()
+        progress(f"{spec.task_id}: gold migration on {target}")
+        ws = apply_patch(spec, (spec.task_dir / "migrations" / "gold.patch").read_text())
+        try:
+            run_and_record(spec, ws, building / "gold", spec.seed, target)
+        finally:
+            ws.cleanup()
+        write_json(building / "complete", {"key": key, "seeds": seed_list(spec)})
+        os.replace(building, root)
+    return key, root

@@ -1,0 +1,477 @@
+"""gpu2tpu probe: run a training script unchanged and record what it really did.
+
+Self-contained (standard library + torch; torch_xla / torch_tpu optional). Usage:
+    python probe.py --out trace.jsonl [--read-every K] -- script.py ARGS...   (or -- -m module ARGS)
+Lazy device tensors are kept until a sync has materialised them and read in batches, so the probe
+adds no executions or compilations of its own. Format: docs/formats.md ("Trace").
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import hashlib
+import importlib.machinery
+import json
+import os
+import random
+import runpy
+import signal
+import sys
+import time
+import traceback
+
+import torch
+
+PROBE_VERSION = "1"
+SCHEMA_VERSION = 1
+ENV_KEYS = ("PJRT_DEVICE", "CPU_NUM_DEVICES", "XLA_USE_SPMD", "CUDA_VISIBLE_DEVICES", "TPU_NAME",
+            "WORLD_SIZE", "RANK", "LOCAL_RANK", "XLA_FLAGS")
+IMPL_FLAGS = ("foreach", "fused", "capturable", "differentiable")
+
+
+def _version(name: str) -> str | None:
+    try:
+        from importlib.metadata import version
+        return version(name)
+    except Exception:
+        return None
+
+
+def _jsonable(value):
+    if isinstance(value, torch.Tensor):
+        return value.item() if value.numel() == 1 and value.device.type == "cpu" else str(value.shape)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return repr(value)
+
+
+class XlaCounters:
+    """torch_xla metrics, read without forcing any execution."""
+
+    def __init__(self) -> None:
+        import torch_xla
+        import torch_xla.debug.metrics as met
+        self.xla, self.met = torch_xla, met
+        self.probe_reads = 0
+
+    def _count(self, name: str) -> int:
+        return int(self.met.counter_value(name) or 0)
+
+    def _metric_count(self, name: str) -> int:
+        data = self.met.metric_data(name)
+        return int(data[0]) if data else 0
+
+    def snapshot(self) -> dict:
+        fallback = {n: self._count(n) for n in self.met.counter_names() if n.startswith("aten::")}
+        item_reads = fallback.pop("aten::_local_scalar_dense", 0)
+        transfers = self._metric_count("TransferFromDeviceTime") - self.probe_reads
+        return {"compiles": self._count("UncachedCompile"), "cached_compiles": self._count("CachedCompile"),
+                "executions": self._count("ExecuteComputation"), "syncs": self._count("MarkStep"),
+                "host_reads": max(transfers, item_reads), "fallback": fallback}
+
+    def syncs(self) -> int:
+        return self._count("MarkStep")
+
+    def read(self, tensors: list) -> list[float]:
+        before = self._metric_count("TransferFromDeviceTime")
+        values = self.xla._XLAC._xla_get_cpu_tensors(tensors)
+        self.probe_reads += self._metric_count("TransferFromDeviceTime") - before
+        return [float(v) for v in values]
+
+    def seconds(self, name: str) -> float:
+        data = self.met.metric_data(name)
+        return float(data[1]) / 1e9 if data else 0.0
+
+    def runtime(self, input_sharding: str | None) -> dict:
+        import torch_xla.runtime as xr
+        spmd = bool(xr.is_spmd())
+        world = int(xr.world_size())
+        used = world
+        if spmd:
+            used = _sharding_devices(input_sharding or "")
+        return {"backend": "xla", "device_type": xr.device_type(),
+                "device_count": int(xr.global_runtime_device_count()), "spmd": spmd,
+                "world_size": world, "devices_used": used}
+
+
+def _sharding_devices(spec: str) -> int:
+    """Devices a tensor is split over, from an HLO sharding string such as {devices=[4,1]0,1,2,3}."""
+    if "devices=[" not in spec:
+        return 1
+    dims = spec.split("devices=[", 1)[1].split("]", 1)[0]
+    n = 1
+    for d in dims.split(","):
+        n *= int(d)
+    if "last_tile_dim_replicate" in spec:
+        n //= int(dims.split(",")[-1])
+    return n
+
+
+class Recorder:
+    def __init__(self, out_path: str, read_every: int) -> None:
+        self.out = open(out_path, "a", buffering=1)
+        self.read_every = max(1, read_every)
+        self.t0 = time.perf_counter()
+        self.last_step_t = self.t0
+        self.step = 0
+        self.xla: XlaCounters | None = None
+        self.seen_optimizers: set[int] = set()
+        self.autocast_states: set[tuple] = set()
+        self.scaled: dict[int, torch.Tensor] = {}
+        self.queue: list[dict] = []
+        self.input_sharding: str | None = None
+        self.backend = "cpu"
+        self.in_backward = False
+        self._new_step()
+
+    def emit(self, event: str, **fields) -> None:
+        self.out.write(json.dumps({"event": event, **fields}, default=_jsonable) + "\n")
+
+    def _new_step(self) -> None:
+        self.cur = {"losses": [], "clip": [], "norm": None, "batch_size": [], "input_devices": set(),
+                    "loss_device": None, "lr": None}
+
+    def counters(self) -> dict | None:
+        if self.xla is None and "torch_xla.debug.metrics" in sys.modules and self.backend == "xla":
+            self.xla = XlaCounters()
+        return self.xla.snapshot() if self.xla else None
+
+    # --- hooks -------------------------------------------------------------------------------
+    def on_backward(self, tensor: torch.Tensor) -> None:
+        loss = self.scaled.pop(id(tensor), tensor)
+        self.cur["losses"].append(loss.detach())
+        self.cur["loss_device"] = str(loss.device)
+
+    def on_clip(self, max_norm, norm_type, total_norm) -> None:
+        self.cur["clip"].append({"max_norm": float(max_norm), "norm_type": float(norm_type)})
+        if self.cur["norm"] is None and isinstance(total_norm, torch.Tensor):
+            self.cur["norm"] = total_norm.detach()
+
+    def on_forward(self, args, kwargs) -> None:
+        tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+        if not tensors:
+            return
+        x = tensors[0]
+        self.cur["batch_size"].append(int(x.shape[0]) if x.dim() else 1)
+        self.cur["input_devices"].add(str(x.device))
+        if self.input_sharding is None and x.device.type == "xla" and "torch_xla" in sys.modules:
+            self.input_sharding = sys.modules["torch_xla"]._XLAC._get_xla_sharding_spec(x)
+
+    def on_output(self, output) -> None:
+        if isinstance(output, torch.Tensor) and self.step == 0 and not self.cur.get("out_dtype"):
+            self.cur["out_dtype"] = str(output.dtype).replace("torch.", "")
+            self.emit("forward_output", dtype=self.cur["out_dtype"])
+
+    def on_autocast(self, device_type: str) -> None:
+        state = (device_type, torch.is_autocast_enabled(device_type),
+                 str(torch.get_autocast_dtype(device_type)).replace("torch.", ""))
+        if state not in self.autocast_states:
+            self.autocast_states.add(state)
+            self.emit("autocast", device_type=state[0], enabled=state[1], dtype=state[2])
+
+    def on_optimizer_pre(self, opt) -> None:
+        params = [p for g in opt.param_groups for p in g["params"]]
+        if id(opt) not in self.seen_optimizers:
+            self.seen_optimizers.add(id(opt))
+            self._describe_optimizer(opt, params)
+        self.cur["lr"] = [float(g.get("lr", 0.0)) for g in opt.param_groups]
+        if self.cur["norm"] is None:
+            grads = [p.grad for p in params if p.grad is not None]
+            if grads:
+                with torch.no_grad():
+                    self.cur["norm"] = torch.linalg.vector_norm(
+                        torch.stack(torch._foreach_norm(grads)).float())
+
+    def _describe_optimizer(self, opt, params) -> None:
+        devices = sorted({str(p.device) for p in params})
+        self.backend = {"xla": "xla", "tpu": "tpu", "cuda": "cuda"}.get(params[0].device.type, "cpu") \
+            if params else "cpu"
+        shapes = [list(p.shape) for p in params]
+        groups = []
+        for g in opt.param_groups:
+            hp = {k: _jsonable(v) for k, v in g.items() if k != "params" and k not in IMPL_FLAGS}
+            hp["n_params"] = len(g["params"])
+            groups.append(hp)
+        self.emit("optimizer", **{"class": type(opt).__name__, "groups": groups,
+                                  "param_count": int(sum(p.numel() for p in params)),
+                                  "param_shapes_sha": hashlib.sha256(json.dumps(shapes).encode()).hexdigest(),
+                                  "param_devices": devices})
+
+    def on_optimizer_post(self, skipped: bool = False) -> None:
+        now = time.perf_counter()
+        record = {"step": self.step, "micro_batches": len(self.cur["losses"]), "clip": self.cur["clip"],
+                  "lr": self.cur["lr"], "batch_size": self.cur["batch_size"],
+                  "input_devices": sorted(self.cur["input_devices"]),
+                  "loss_device": self.cur["loss_device"], "wall_s": now - self.last_step_t,
+                  "skipped": skipped, "counters": self.counters(),
+                  "_tensors": self.cur["losses"] + ([self.cur["norm"]] if self.cur["norm"] is not None else []),
+                  "_has_norm": self.cur["norm"] is not None,
+                  "_syncs": self.xla.syncs() if self.xla else 0}
+        self.queue.append(record)
+        self.last_step_t = now
+        self.step += 1
+        self._new_step()
+        if self.step % self.read_every == 0:
+            self.flush(force=False)
+
+    # --- reading values ------------------------------------------------------------------------
+    def flush(self, force: bool) -> None:
+        ready = len(self.queue)
+        if not force and self.xla is not None:
+            syncs = self.xla.syncs()
+            ready = next((i for i, r in enumerate(self.queue) if r["_syncs"] >= syncs), len(self.queue))
+        if not ready:
+            return
+        batch, self.queue = self.queue[:ready], self.queue[ready:]
+        tensors = [t for r in batch for t in r["_tensors"]]
+        values = self._read(tensors)
+        i = 0
+        for r in batch:
+            n = len(r.pop("_tensors"))
+            vals = values[i:i + n]
+            i += n
+            has_norm = r.pop("_has_norm")
+            r.pop("_syncs")
+            losses = vals[:-1] if has_norm else vals
+            r["loss"] = sum(losses) if losses else None
+            r["grad_norm"] = vals[-1] if has_norm else None
+            self.emit("step", **r)
+
+    def _read(self, tensors: list) -> list[float]:
+        if not tensors:
+            return []
+        xla_ts = [t for t in tensors if t.device.type == "xla"]
+        if self.xla is not None and len(xla_ts) == len(tensors):
+            return self.xla.read(tensors)
+        return [float(t.float().cpu()) for t in tensors]
+
+    def finish(self, exit_code: int, error: str | None, force_read: bool = True) -> None:
+        if force_read:
+            try:
+                self.flush(force=True)
+            except Exception as exc:  # a crashed run may hold unreadable tensors
+                error = (error or "") + f"\nprobe: could not read pending values: {exc!r}"
+        runtime = {"backend": self.backend, "device_type": self.backend.upper(), "device_count": 1,
+                   "spmd": False, "world_size": 1, "devices_used": 1}
+        try:
+            if self.xla is not None:
+                runtime = self.xla.runtime(self.input_sharding)
+            elif self.backend == "cuda":
+                runtime.update(device_type="CUDA", device_count=torch.cuda.device_count())
+            if torch.distributed.is_available() and torch.distributed.is_initialized():
+                runtime["world_size"] = torch.distributed.get_world_size()
+                runtime["devices_used"] = max(runtime["devices_used"], runtime["world_size"])
+        except Exception as exc:
+            error = (error or "") + f"\nprobe: runtime facts unavailable: {exc!r}"
+        self.emit("end", exit_code=exit_code, error=error, wall_s=time.perf_counter() - self.t0,
+                  steps=self.step, runtime=runtime, counters=self.counters(),
+                  input_sharding=self.input_sharding,
+                  compile_time_s=self.xla.seconds("CompileTime") if self.xla else 0.0,
+                  execute_time_s=self.xla.seconds("ExecuteTime") if self.xla else 0.0)
+        self.out.close()
+
+
+def install_hooks(rec: Recorder) -> None:
+    orig_backward = torch.Tensor.backward
+    orig_autograd_backward = torch.autograd.backward
+
+    def backward(self, *args, **kwargs):
+        if not rec.in_backward:
+            rec.on_backward(self)
+        rec.in_backward = True
+        try:
+            return orig_backward(self, *args, **kwargs)
+        finally:
+            rec.in_backward = False
+
+    def autograd_backward(tensors, *args, **kwargs):
+        if not rec.in_backward:
+            for t in (tensors if isinstance(tensors, (list, tuple)) else [tensors]):
+                rec.on_backward(t)
+        rec.in_backward = True
+        try:
+            return orig_autograd_backward(tensors, *args, **kwargs)
+        finally:
+            rec.in_backward = False
+
+    torch.Tensor.backward = backward
+    torch.autograd.backward = autograd_backward
+    wrap_clip(rec)
+
+    scaler_cls = torch.amp.GradScaler
+    orig_scale, orig_step = scaler_cls.scale, scaler_cls.step
+
+    def scale(self, outputs):
+        if not getattr(rec, "scaler_seen", False):
+            rec.scaler_seen = True
+            rec.emit("grad_scaler", enabled=bool(self.is_enabled()))
+        scaled = orig_scale(self, outputs)
+        if isinstance(outputs, torch.Tensor) and scaled is not outputs:
+            rec.scaled[id(scaled)] = outputs
+        return scaled
+
+    def step(self, optimizer, *args, **kwargs):
+        before = rec.step
+        result = orig_step(self, optimizer, *args, **kwargs)
+        if rec.step == before:
+            rec.on_optimizer_pre(optimizer)
+            rec.on_optimizer_post(skipped=True)
+        return result
+
+    scaler_cls.scale, scaler_cls.step = scale, step
+
+    orig_enter = torch.autocast.__enter__
+
+    def enter(self):
+        result = orig_enter(self)
+        rec.on_autocast(self.device)
+        return result
+
+    torch.autocast.__enter__ = enter
+
+    from torch.optim.optimizer import (
+        register_optimizer_step_post_hook,
+        register_optimizer_step_pre_hook,
+    )
+    register_optimizer_step_pre_hook(lambda opt, args, kwargs: rec.on_optimizer_pre(opt))
+    register_optimizer_step_post_hook(lambda opt, args, kwargs: rec.on_optimizer_post())
+
+    orig_init = torch.optim.Optimizer.__init__
+
+    def opt_init(self, params, defaults):
+        orig_init(self, params, defaults)
+        hook_root_module(rec, self)
+
+    torch.optim.Optimizer.__init__ = opt_init
+
+    orig_seed = torch.manual_seed
+
+    def manual_seed(seed):
+        rec.emit("seed", fn="torch.manual_seed", value=int(seed))
+        return orig_seed(seed)
+
+    torch.manual_seed = manual_seed
+    orig_random_seed = random.seed
+
+    def random_seed(a=None, version=2):
+        rec.emit("seed", fn="random.seed", value=_jsonable(a))
+        return orig_random_seed(a, version)
+
+    random.seed = random_seed
+    sys.meta_path.insert(0, _PostImport("torch_xla", lambda: wrap_clip(rec)))
+
+
+def wrap_clip(rec: Recorder) -> None:
+    """(Re)install the clip_grad_norm_ hook; torch_xla replaces the function when imported."""
+    import torch.nn.utils as nn_utils
+    import torch.nn.utils.clip_grad as clip_mod
+    for owner in (nn_utils, clip_mod):
+        fn = owner.clip_grad_norm_
+        if getattr(fn, "_gpu2tpu_probe", False):
+            continue
+
+        owner.clip_grad_norm_ = _clip_wrapper(rec, fn)
+
+
+def _clip_wrapper(rec: Recorder, fn):
+    # functools.wraps keeps the signature: torch_xla refuses to patch a function whose differs.
+    @functools.wraps(fn)
+    def clip(parameters, max_norm, norm_type=2.0, *args, **kwargs):
+        total = fn(parameters, max_norm, norm_type, *args, **kwargs)
+        rec.on_clip(max_norm, norm_type, total)
+        return total
+
+    clip._gpu2tpu_probe = True  # type: ignore[attr-defined]
+    return clip
+
+
+def hook_root_module(rec: Recorder, opt) -> None:
+    """Hook the module that owns the optimizer's parameters, for batch size and input device."""
+    ids = {id(p) for g in opt.param_groups for p in g["params"]}
+    best, best_key = None, None
+    for obj in gc.get_objects():
+        if isinstance(obj, torch.nn.Module) and not getattr(obj, "_gpu2tpu_hooked", False):
+            own = [id(p) for p in obj.parameters()]
+            overlap = sum(1 for i in own if i in ids)
+            if overlap:
+                key = (overlap, -len(own))
+                if best_key is None or key > best_key:
+                    best, best_key = obj, key
+    if best is not None:
+        best._gpu2tpu_hooked = True
+        best.register_forward_pre_hook(lambda m, a, kw: rec.on_forward(a, kw), with_kwargs=True)
+        best.register_forward_hook(lambda m, a, out: rec.on_output(out))
+
+
+class _PostImport:
+    """A meta-path finder that runs a callback right after one module finishes importing."""
+
+    def __init__(self, name: str, callback) -> None:
+        self.name, self.callback, self.done = name, callback, False
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name or self.done:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return None
+        self.done = True
+        exec_module, callback = spec.loader.exec_module, self.callback
+
+        def exec_then_hook(module):
+            exec_module(module)
+            callback()
+
+        spec.loader.exec_module = exec_then_hook  # type: ignore[method-assign]
+        return spec
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="trace file to write (JSON lines)")
+    parser.add_argument("--read-every", type=int, default=10, help="read values every K steps")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- script.py ARGS | -- -m module ARGS")
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command given after --")
+    rec = Recorder(args.out, args.read_every)
+    rec.emit("start", schema_version=SCHEMA_VERSION, probe_version=PROBE_VERSION, argv=command,
+             cwd=os.getcwd(), python=sys.version.split()[0], torch=torch.__version__,
+             torch_xla=_version("torch_xla"), torch_tpu=_version("torch_tpu"), libtpu=_version("libtpu"),
+             env={k: os.environ[k] for k in ENV_KEYS if k in os.environ})
+    install_hooks(rec)
+
+    def on_term(signum, frame):
+        rec.finish(128 + signum, f"terminated by signal {signum}", force_read=False)
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_term)
+    exit_code, error = 0, None
+    try:
+        if command[0] == "-m":
+            sys.argv = command[1:]
+            runpy.run_module(command[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(command)
+            sys.path.insert(0, os.path.dirname(os.path.abspath(command[0])))
+            runpy.run_path(command[0], run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        exit_code = code if isinstance(code, int) else (0 if code is None else 1)
+        if exit_code:
+            error = f"SystemExit({code!r})"
+    except BaseException:
+        exit_code, error = 1, traceback.format_exc()
+        traceback.print_exc()
+    rec.finish(exit_code, error)
+    sys.stdout.flush()
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

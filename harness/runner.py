@@ -1,0 +1,94 @@
+"""Run one command under the probe: own working directory, time limit, process-group kill,
+an environment stripped of secrets."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PROBE_FILE = Path(__file__).with_name("probe.py")
+_SECRET = re.compile(r"(_API_KEY|_TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+_SECRET_PREFIXES = ("AWS_", "ANTHROPIC_", "OPENAI_", "GITHUB_", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
+                    "GOOGLE_APPLICATION_CREDENTIALS")
+_DEVICE_VARS = ("PJRT_DEVICE", "CPU_NUM_DEVICES", "XLA_USE_SPMD", "TPU_NAME", "XLA_FLAGS")
+TARGETS = ("xla-cpu", "tpu")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    exit_code: int
+    timed_out: bool
+    wall_s: float
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The caller's environment without secrets or device settings, plus `extra`."""
+    env = {k: v for k, v in os.environ.items()
+           if not _SECRET.search(k) and not k.startswith(_SECRET_PREFIXES) and k not in _DEVICE_VARS}
+    env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+                "TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "TPU_SKIP_MDS_QUERY": "1"})
+    env.update(extra or {})
+    return env
+
+
+def device_env(target: str | None, chips: int) -> dict[str, str]:
+    """Variables that select the device: None is the reference device (CUDA if present, else CPU)."""
+    if target is None:
+        return {}
+    if target == "xla-cpu":
+        return {"PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": str(chips)}
+    if target == "tpu":
+        env = {"PJRT_DEVICE": "TPU"}
+        env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
+        return env
+    raise ValueError(f"unknown target {target!r}; expected one of {TARGETS}")
+
+
+def run_probed(command: list[str], workdir: Path, out_dir: Path, env: dict[str, str],
+               timeout_s: float) -> RunResult:
+    """Run `command` inside `workdir` under the probe; trace and logs land in `out_dir`."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    probe = workdir.parent / "gpu2tpu_probe.py"  # beside the project copy, never inside it
+    shutil.copyfile(PROBE_FILE, probe)
+    trace = out_dir / "trace.jsonl"
+    trace.unlink(missing_ok=True)
+    argv = [sys.executable, str(probe), "--out", str(trace), "--", *command]
+    return run_process(argv, workdir, out_dir, env, timeout_s)
+
+
+def run_process(argv: list[str], cwd: Path, out_dir: Path, env: dict[str, str],
+                timeout_s: float, log_name: str = "") -> RunResult:
+    prefix = f"{log_name}." if log_name else ""
+    start = time.monotonic()
+    with open(out_dir / f"{prefix}stdout.log", "wb") as out, \
+            open(out_dir / f"{prefix}stderr.log", "wb") as err:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        timed_out = False
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            code = _kill_group(proc)
+    return RunResult(exit_code=code, timed_out=timed_out, wall_s=time.monotonic() - start)
+
+
+def _kill_group(proc: subprocess.Popen) -> int:
+    """SIGTERM the whole process group (the probe writes its end record), then SIGKILL."""
+    for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            return proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.wait()

@@ -1,0 +1,124 @@
+"""RunSpec: what a task asks for, loaded from task.yaml, with its content hash."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpu2tpu.cli import UserError
+from gpu2tpu.corpus import TASKS_DIR
+
+CRITERIA = ("runs", "numerics", "hardware", "goal", "performance")
+# Taxonomy order: the first failing category in this order names the verdict.
+CATEGORIES = ("patch_rejected", "crash", "timeout", "wrong_device", "cpu_fallback", "chips_unused",
+              "recompilation", "host_sync", "numerics_drift", "config_drift", "workload_changed",
+              "goal_regressed", "slow", "infra")
+PRECISION_POLICIES = ("fp32", "bf16_allowed")
+
+
+@dataclass(frozen=True)
+class Goal:
+    metric: str
+    higher_is_better: bool
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    loss_step0_rtol: float = 0.01
+    grad_norm_step0_rtol: float = 0.03
+    curve_rtol: float = 0.03
+    curve_spread_z: float = 3.0
+
+
+@dataclass(frozen=True)
+class Performance:
+    warmup_steps: int = 3
+    compile_allowance: int = 2
+    host_sync_allowance: float = 0.1
+    step_time_budget: float = 3.0
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    task_id: str
+    task_dir: Path
+    title: str
+    description: str
+    command: tuple[str, ...]
+    seed: int
+    seed_arg: str
+    reference_seeds: tuple[int, ...]
+    steps: int
+    target_chips: int
+    precision_policy: str
+    protected: tuple[str, ...]
+    checkpoint: str
+    goal: Goal
+    tolerances: Tolerances
+    performance: Performance
+    fallback_allowlist: tuple[str, ...]
+    timeout_s: float
+    content_hash: str = field(default="")
+
+    @property
+    def project_dir(self) -> Path:
+        return self.task_dir / "project"
+
+    def command_for_seed(self, seed: int) -> list[str]:
+        return [*self.command, self.seed_arg, str(seed)]
+
+
+def task_content_hash(task_dir: Path) -> str:
+    """SHA-256 over every file of the task (names and bytes), ignoring caches."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in task_dir.rglob("*") if p.is_file()):
+        rel = path.relative_to(task_dir).as_posix()
+        if "__pycache__" in rel or rel.endswith(".pyc"):
+            continue
+        digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def load_spec(task_dir: Path) -> RunSpec:
+    path = task_dir / "task.yaml"
+    if not path.exists():
+        raise UserError(f"{task_dir} is not a task directory: task.yaml is missing")
+    raw: dict[str, Any] = yaml.safe_load(path.read_text()) or {}
+    try:
+        spec = RunSpec(
+            task_id=str(raw["task_id"]), task_dir=task_dir, title=str(raw["title"]),
+            description=str(raw["description"]), command=tuple(str(c) for c in raw["command"]),
+            seed=int(raw["seed"]), seed_arg=str(raw["seed_arg"]),
+            reference_seeds=tuple(int(s) for s in raw.get("reference_seeds", [])),
+            steps=int(raw["steps"]), target_chips=int(raw.get("target_chips", 1)),
+            precision_policy=str(raw.get("precision_policy", "fp32")),
+            protected=tuple(raw.get("protected", [])), checkpoint=str(raw["checkpoint"]),
+            goal=Goal(**raw["goal"]), tolerances=Tolerances(**raw.get("tolerances", {})),
+            performance=Performance(**raw.get("performance", {})),
+            fallback_allowlist=tuple(raw.get("fallback_allowlist", [])),
+            timeout_s=float(raw.get("timeout_s", 600)), content_hash=task_content_hash(task_dir),
+        )
+    except KeyError as exc:
+        raise UserError(f"{path}: required field {exc.args[0]!r} is missing") from exc
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{path}: malformed field: {exc}") from exc
+    if spec.precision_policy not in PRECISION_POLICIES:
+        raise UserError(f"{path}: precision_policy must be one of {PRECISION_POLICIES}")
+    return spec
+
+
+def list_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:
+    return sorted(p.name for p in tasks_dir.iterdir() if (p / "task.yaml").exists())
+
+
+def find_task(task_id: str, tasks_dir: Path = TASKS_DIR) -> RunSpec:
+    task_dir = tasks_dir / task_id
+    if not (task_dir / "task.yaml").exists():
+        known = ", ".join(list_tasks(tasks_dir)) or "none"
+        raise UserError(f"unknown task {task_id!r}; known tasks: {known}")
+    return load_spec(task_dir)

@@ -1,0 +1,119 @@
+"""Reading what a run left behind: the probe's trace, the process facts, the goal metric."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Trace:
+    start: dict[str, Any] = field(default_factory=dict)
+    end: dict[str, Any] | None = None
+    optimizer: dict[str, Any] | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    autocast: list[dict[str, Any]] = field(default_factory=list)
+    grad_scaler: dict[str, Any] | None = None
+    forward_dtype: str | None = None
+    seeds: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: Path) -> Trace:
+        trace = cls()
+        if not path.exists():
+            return trace
+        for line in path.read_text().splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a kill
+            kind = event.get("event")
+            if kind == "start":
+                trace.start = event
+            elif kind == "end":
+                trace.end = event
+            elif kind == "optimizer" and trace.optimizer is None:
+                trace.optimizer = event
+            elif kind == "step":
+                trace.steps.append(event)
+            elif kind == "autocast":
+                trace.autocast.append(event)
+            elif kind == "grad_scaler":
+                trace.grad_scaler = event
+            elif kind == "forward_output" and trace.forward_dtype is None:
+                trace.forward_dtype = event.get("dtype")
+            elif kind == "seed":
+                trace.seeds.append(event)
+        return trace
+
+    @property
+    def applied(self) -> list[dict[str, Any]]:
+        """Optimizer steps that updated the weights (GradScaler skips left out)."""
+        return [s for s in self.steps if not s.get("skipped")]
+
+    @property
+    def losses(self) -> list[float]:
+        return [_num(s.get("loss")) for s in self.applied]
+
+    @property
+    def runtime(self) -> dict[str, Any]:
+        return (self.end or {}).get("runtime") or {}
+
+    def counters_at(self, step: int) -> dict[str, Any] | None:
+        """Cumulative XLA counters recorded at the end of optimizer step `step` (clamped)."""
+        if not self.steps:
+            return None
+        return self.steps[min(step, len(self.steps) - 1)].get("counters")
+
+    @property
+    def final_counters(self) -> dict[str, Any] | None:
+        return (self.end or {}).get("counters") or self.counters_at(len(self.steps))
+
+    def step_times(self, warmup: int) -> list[float]:
+        return [float(s["wall_s"]) for s in self.steps[warmup:] if s.get("wall_s") is not None]
+
+    def median_step_time(self, warmup: int) -> float | None:
+        times = self.step_times(warmup)
+        return statistics.median(times) if times else None
+
+    def autocast_in_effect(self) -> list[tuple[str, str]]:
+        return sorted({(a["device_type"], a["dtype"]) for a in self.autocast if a.get("enabled")})
+
+
+def _num(value: Any) -> float:
+    return float(value) if value is not None else math.nan
+
+
+@dataclass
+class RunRecord:
+    """One run's evidence: process facts (harness-observed), its trace and its goal metric."""
+
+    process: dict[str, Any]
+    trace: Trace
+    goal: dict[str, Any]
+
+    @classmethod
+    def load(cls, run_dir: Path) -> RunRecord:
+        return cls(process=read_json(run_dir / "process.json"),
+                   trace=Trace.load(run_dir / "trace.jsonl"),
+                   goal=read_json(run_dir / "goal.json"))
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.process.get("exit_code")
+
+    @property
+    def goal_value(self) -> float | None:
+        value = self.goal.get("value")
+        return float(value) if isinstance(value, (int, float)) else None
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    return data if isinstance(data, dict) else {}
