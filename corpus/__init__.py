@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 TASKS_DIR = PACKAGE_DIR / "tasks"
+DATA_DIR = PACKAGE_DIR / "data"  # the built dataset embedded in the package
 
 
 def revision() -> str:
     """The corpus revision stamped into every report (content hash of the built dataset)."""
-    stamp = PACKAGE_DIR / "data" / "REVISION"
+    stamp = DATA_DIR / "REVISION"
     if stamp.exists():
         return stamp.read_text().strip()
     return "unbuilt"
+
+
+def load(config: str = "projects", split: str | None = None) -> Any:
+    """The embedded dataset, offline: a `datasets.DatasetDict`, or a `Dataset` for one split.
+
+    config: "projects" (splits "main", "reference_only") or "tasks" (split "practice").
+    """
+    from gpu2tpu.corpus.hub import load as _load
+
+    return _load(config, split)

@@ -1,9 +1,233 @@
-"""Subcommands of this package (placeholder until implemented)."""
+"""`gpu2tpu corpus ...`: scan, check, build, stats, download, publish."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from gpu2tpu.corpus import DATA_DIR, TASKS_DIR
+
+DEFAULT_MIRROR_ROOT = Path("/work/.mirror")
+
+
+def _user_error(msg: str) -> Exception:
+    from gpu2tpu.cli import UserError
+
+    return UserError(msg)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this package's subcommands to the `gpu2tpu` parser."""
+    from gpu2tpu.corpus.records import CURATION_DIR, PROJECTS_DIR
+
+    corpus = sub.add_parser("corpus", help="the project corpus: scan, check, build, download",
+                            description="Build, inspect and fetch the gpu2tpu project corpus.")
+    csub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION")
+    corpus.set_defaults(func=lambda a: corpus.print_help() or 2)
+
+    p = csub.add_parser("scan", help="statically profile a repository (never runs its code)",
+                        description="Scan a checkout or git directory at a commit and print its "
+                        "record, or fill the `scan:` section of project records.")
+    p.add_argument("path", nargs="?", type=Path,
+                   help="git directory (bare, or fetch's <owner>+<name> folder) or checkout, read "
+                   "at a commit (uncommitted changes are ignored); a folder without git is read "
+                   "from disk")
+    p.add_argument("--commit", help="commit to read (default: HEAD of a git directory)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of YAML")
+    p.add_argument("--record", type=Path, help="scan this record's repo at its commit and write "
+                   "its scan: section in place")
+    p.add_argument("--all", action="store_true", help="scan every record whose scan is missing, "
+                   "stale (older scanner) or for another commit")
+    p.add_argument("--force", action="store_true", help="with --all: rescan every record")
+    p.add_argument("--mirror-root", type=Path, default=DEFAULT_MIRROR_ROOT,
+                   help="where fetch keeps snapshots as <owner>+<name>/ (default %(default)s)")
+    p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR, help="records folder")
+    p.set_defaults(func=_scan)
+
+    p = csub.add_parser("check", help="validate every project record and the considered logs",
+                        description="Print one line per problem (file: field: what); exit 1 if "
+                        "any. With --expect-count also checks the count, the 20%% domain cap and "
+                        "at least 15 tier-3 records.")
+    p.add_argument("dir", nargs="?", type=Path, default=PROJECTS_DIR, help="records folder")
+    p.add_argument("--curation-dir", type=Path, help="considered-*.tsv folder "
+                   "(default: DIR/../curation)")
+    p.add_argument("--expect-count", type=int, help="exact number of records required")
+    p.set_defaults(func=_check)
+
+    p = csub.add_parser("build", help="compile records and tasks into the dataset directory",
+                        description="Write parquet files, the dataset card, REVISION and "
+                        "considered.tsv (deterministic: same inputs, same bytes).")
+    p.add_argument("--out", type=Path, default=DATA_DIR, help="output folder (default: the "
+                   "package's embedded copy)")
+    p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR)
+    p.add_argument("--curation-dir", type=Path, default=CURATION_DIR)
+    p.add_argument("--tasks-dir", type=Path, default=TASKS_DIR)
+    p.add_argument("--allow-invalid", action="store_true",
+                   help="build even when `corpus check` reports problems")
+    p.set_defaults(func=_build)
+
+    p = csub.add_parser("stats", help="print the domain x difficulty table and tier counts")
+    p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR)
+    p.set_defaults(func=_stats)
+
+    p = csub.add_parser("download", help="fetch the dataset from the Hugging Face Hub "
+                        "(falls back to the embedded copy when offline)")
+    p.add_argument("--repo-id", default="gpu2tpu/corpus")
+    p.add_argument("--revision", help="branch, tag or commit on the Hub")
+    p.add_argument("--to", type=Path, help="copy the dataset into this folder")
+    p.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
+    p.add_argument("--token", help="Hub token (default: the huggingface_hub login)")
+    p.add_argument("--cache-dir", type=Path, help="huggingface_hub cache (default: HF_HOME's)")
+    p.set_defaults(func=_download)
+
+    p = csub.add_parser("publish", help="create the Hub dataset repo and upload data, then card")
+    p.add_argument("--repo-id", required=True, help="owner/name of the dataset repo")
+    p.add_argument("--data-dir", type=Path, default=DATA_DIR, help="built dataset folder")
+    p.add_argument("--dry-run", action="store_true", help="only list what would be uploaded")
+    p.add_argument("--token", help="Hub token with write access")
+    p.add_argument("--private", action="store_true", help="create the repo private")
+    p.set_defaults(func=_publish)
+
+
+def _scan(args: argparse.Namespace) -> int:
+    import yaml
+    from gpu2tpu.corpus.scanner import scan_path
+    from gpu2tpu.corpus.source import SourceError
+
+    chosen = sum(bool(x) for x in (args.path, args.record, args.all))
+    if chosen != 1:
+        raise _user_error("give exactly one of PATH, --record FILE or --all")
+    if args.path:
+        try:
+            scan = scan_path(args.path, args.commit)
+        except SourceError as exc:
+            raise _user_error(str(exc)) from exc
+        if args.json:
+            print(json.dumps(scan, indent=2))
+        else:
+            print(yaml.safe_dump(scan, sort_keys=False), end="")
+        return 0
+    if args.record:
+        try:
+            line = _scan_record(args.record, args.mirror_root)
+        except (SourceError, FileNotFoundError, ValueError) as exc:
+            raise _user_error(f"{args.record}: {exc}") from exc
+        print(line)
+        return 0
+    return _scan_all(args.projects_dir, args.mirror_root, args.force)
+
+
+def _scan_record(path: Path, mirror_root: Path) -> str:
+    from gpu2tpu.corpus.records import find_mirror, load_record, write_scan
+    from gpu2tpu.corpus.scanner import scan_path
+
+    rec = load_record(path)
+    if rec.data is None:
+        raise ValueError(str(rec.error))
+    repo, commit = rec.data.get("repo"), rec.data.get("commit")
+    if not isinstance(repo, str) or not isinstance(commit, str):
+        raise ValueError("record needs repo and commit")
+    t0 = time.perf_counter()
+    scan = scan_path(find_mirror(repo, mirror_root), commit, repo=repo)
+    write_scan(path, scan)
+    return (f"{repo}: tier {scan['tier']} score {scan['score']} {scan['bucket']} "
+            f"licence {scan['licence']['spdx']} ({time.perf_counter() - t0:.2f}s)")
+
+
+def _needs_scan(data: dict, version: str) -> bool:
+    scan = data.get("scan")
+    return (not isinstance(scan, dict) or scan.get("scanner_version") != version
+            or scan.get("commit") != data.get("commit"))
+
+
+def _scan_all(projects_dir: Path, mirror_root: Path, force: bool) -> int:
+    from gpu2tpu.corpus.records import load_records
+    from gpu2tpu.corpus.scanner import SCANNER_VERSION
+    from gpu2tpu.corpus.source import SourceError
+
+    records = load_records(projects_dir)
+    todo = [r for r in records if r.data is None or force or _needs_scan(r.data, SCANNER_VERSION)]
+    print(f"{len(todo)} of {len(records)} records to scan", flush=True)
+    t0 = time.perf_counter()
+    failed = 0
+    for i, rec in enumerate(todo, start=1):
+        try:
+            line = _scan_record(rec.path, mirror_root)
+        except (SourceError, FileNotFoundError, ValueError, OSError) as exc:
+            failed += 1
+            line = f"{rec.path.name}: FAILED: {exc}"
+        print(f"[{i}/{len(todo)}] {line}", flush=True)
+    total = time.perf_counter() - t0
+    print(f"scanned {len(todo) - failed} record(s) in {total:.1f}s, {failed} failed")
+    return 1 if failed else 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from gpu2tpu.corpus.check import run_check
+
+    curation = args.curation_dir or args.dir.resolve().parent / "curation"
+    problems, n = run_check(args.dir, curation, args.expect_count)
+    for line in problems:
+        print(line)
+    if problems:
+        print(f"{len(problems)} problem(s) in {n} record(s)", file=sys.stderr)
+        return 1
+    print(f"ok: {n} record(s)")
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    from gpu2tpu.corpus.build import BuildError, build
+
+    try:
+        res = build(args.out, args.projects_dir, args.curation_dir, args.tasks_dir,
+                    allow_invalid=args.allow_invalid)
+    except BuildError as exc:
+        raise _user_error(str(exc)) from exc
+    rows = ", ".join(f"{k}: {v}" for k, v in res.counts.items())
+    print(f"built {res.out_dir} revision {res.revision} ({rows})")
+    if res.problems:
+        print(f"warning: built despite {len(res.problems)} problem(s) (--allow-invalid)",
+              file=sys.stderr)
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from gpu2tpu.corpus.records import load_records
+    from gpu2tpu.corpus.schema import project_row
+    from gpu2tpu.corpus.stats import text_report
+
+    rows = [project_row(r.data) for r in load_records(args.projects_dir) if r.data is not None]
+    print(f"{len(rows)} project record(s)")
+    print(text_report(rows))
+    return 0
+
+
+def _download(args: argparse.Namespace) -> int:
+    from gpu2tpu.corpus.hub import HubError, download
+
+    try:
+        path, from_hub = download(args.repo_id, args.revision, args.to, args.endpoint, args.token,
+                                  args.cache_dir)
+    except HubError as exc:
+        raise _user_error(str(exc)) from exc
+    print(f"{'downloaded' if from_hub else 'embedded copy'}: {path}")
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from gpu2tpu.corpus.hub import HubError, publish
+
+    try:
+        files = publish(args.repo_id, args.data_dir, token=args.token, private=args.private,
+                        dry_run=args.dry_run)
+    except HubError as exc:
+        raise _user_error(str(exc)) from exc
+    verb = "would upload" if args.dry_run else "uploaded"
+    print(f"{verb} to datasets/{args.repo_id}, in this order:")
+    for f in files:
+        print(f"  {f}")
+    return 0

@@ -21,6 +21,7 @@ import signal
 import sys
 import time
 import traceback
+import warnings
 
 import torch
 
@@ -393,8 +394,11 @@ def hook_root_module(rec: Recorder, opt) -> None:
     """Hook the module that owns the optimizer's parameters, for batch size and input device."""
     ids = {id(p) for g in opt.param_groups for p in g["params"]}
     best, best_key = None, None
-    for obj in gc.get_objects():
-        if isinstance(obj, torch.nn.Module) and not getattr(obj, "_gpu2tpu_hooked", False):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        objects = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
+    for obj in objects:
+        if not getattr(obj, "_gpu2tpu_hooked", False):
             own = [id(p) for p in obj.parameters()]
             overlap = sum(1 for i in own if i in ids)
             if overlap:

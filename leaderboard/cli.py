@@ -1,9 +1,265 @@
-"""Subcommands of this package (placeholder until implemented)."""
+"""`gpu2tpu submit` and `gpu2tpu leaderboard ...`: the store's command line."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import duckdb
+
+from gpu2tpu.leaderboard.queries import FORMATS, VIEWS, render, run_sql, run_view
+from gpu2tpu.leaderboard.schema import DB_ENV, default_db_path
+
+_S = argparse.SUPPRESS  # sub-command options only override the parent's when given
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add this package's subcommands to the `gpu2tpu` parser."""
+    """Add `submit` and `leaderboard` to the `gpu2tpu` parser."""
+    p = sub.add_parser(
+        "submit",
+        help="re-score a run from its traces and add it to the leaderboard store",
+        description="Check every file of RUN_DIR against its recorded sha256, re-score every "
+        "evaluation from its traces with the harness's criteria (report.json verdicts are not "
+        "trusted), and add the run to the store in one transaction. Refuses, writing nothing, a "
+        "run with missing traces, modified files, an unknown harness version or corpus revision, "
+        "or metadata without agent/model/organisation. Submitting the same run twice is a no-op.",
+    )
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="runs/<run_id> from evaluate")
+    p.add_argument(
+        "--metadata",
+        type=Path,
+        required=True,
+        help="YAML file: agent, model, organisation (required); date, url, description, ...",
+    )
+    _db_option(p)
+    p.set_defaults(func=_cmd_submit)
+
+    lb = sub.add_parser(
+        "leaderboard",
+        help="leaderboard tables, ad-hoc SQL, export/publish, static site",
+        description="Query the leaderboard store (default view: agents). Views: agents, tasks, "
+        "failures, costs, calibration. Reads --db (default $GPU2TPU_DB or "
+        "~/.cache/gpu2tpu/leaderboard.duckdb) read-only, or an export with --from.",
+    )
+    _view_options(lb, argparse_default=True)
+    lb.set_defaults(func=_cmd_view, view="agents")
+    views = lb.add_subparsers(dest="leaderboard_command", metavar="VIEW_OR_COMMAND")
+    for view in VIEWS:
+        v = views.add_parser(view, help=f"the {view} table", description=_VIEW_HELP[view])
+        _view_options(v, argparse_default=False)
+        v.set_defaults(func=_cmd_view, view=view)
+
+    q = views.add_parser(
+        "sql",
+        help="run an ad-hoc SELECT on a read-only connection",
+        description="Run one SQL query against the store's tables (submissions, evaluations, "
+        "evidence, tasks, prices, schema_version) on a read-only connection.",
+    )
+    q.add_argument("query", metavar="SQL", help='e.g. "SELECT agent, count(*) FROM evaluations"')
+    _view_options(q, argparse_default=False)
+    q.set_defaults(func=_cmd_sql)
+
+    e = views.add_parser(
+        "export",
+        help="write the tables as parquet plus manifest.json",
+        description="Write every table (tables/*.parquet), the five views (views/*.parquet), "
+        "manifest.json (schema_version, harness version, corpus revision, row counts, sha256) "
+        "and a Hub dataset card README.md to DIR.",
+    )
+    e.add_argument("--to", type=Path, required=True, metavar="DIR", help="output directory")
+    _source_options(e, argparse_default=False)
+    e.set_defaults(func=_cmd_export)
+
+    pub = views.add_parser(
+        "publish",
+        help="upload an export to a Hugging Face Hub dataset",
+        description="Export the store (or take --export-dir) and upload it with huggingface_hub "
+        "to the dataset REPO_ID (created if missing). Uses your saved Hub token.",
+    )
+    pub.add_argument("--repo-id", required=True, help="OWNER/NAME of the Hub dataset")
+    pub.add_argument("--export-dir", type=Path, help="upload this export instead of exporting")
+    pub.add_argument("--private", action="store_true", help="create the dataset as private")
+    _db_option(pub, default=_S)
+    pub.set_defaults(func=_cmd_publish)
+
+    s = views.add_parser(
+        "site",
+        help="write a static leaderboard page (index.html)",
+        description="Write DIR/index.html, a self-contained page (no external assets) with the "
+        "five views, plus each view as markdown.",
+    )
+    s.add_argument("--to", type=Path, required=True, metavar="DIR", help="output directory")
+    _source_options(s, argparse_default=False)
+    s.set_defaults(func=_cmd_site)
+
+    m = views.add_parser(
+        "migrate",
+        help="upgrade a store to the current schema version",
+        description="Apply pending schema migrations to the store (recorded in schema_version).",
+    )
+    _db_option(m, default=_S)
+    m.set_defaults(func=_cmd_migrate)
+
+
+_VIEW_HELP = {
+    "agents": "Per agent and model: tasks, rate passing each criterion, migrated rate, silent "
+    "share of failures, overclaim, interventions, agent and execution USD per task, median speed "
+    "ratio vs reference; ranked by migrated rate, ties by total cost.",
+    "tasks": "Per task: how many agents migrated it and which criterion stops the rest.",
+    "failures": "The failure taxonomy: counts and silent share per category.",
+    "costs": "Agent vs execution cost, per agent and per task.",
+    "calibration": "Claimed success vs verified migration, per agent.",
+}
+
+
+def _db_option(p: argparse.ArgumentParser, default: object = None) -> None:
+    p.add_argument(
+        "--db",
+        type=Path,
+        default=default,
+        help=f"store file (default ${DB_ENV} or ~/.cache/gpu2tpu/leaderboard.duckdb)",
+    )
+
+
+def _source_options(p: argparse.ArgumentParser, argparse_default: bool) -> None:
+    default = None if argparse_default else _S
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--db",
+        type=Path,
+        default=default,
+        help=f"store file, opened read-only (default ${DB_ENV} or the user cache)",
+    )
+    group.add_argument(
+        "--from",
+        dest="source",
+        default=default,
+        metavar="DIR_OR_HF",
+        help="read an export instead: a directory or hf://datasets/OWNER/NAME[@REV]",
+    )
+
+
+def _view_options(p: argparse.ArgumentParser, argparse_default: bool) -> None:
+    default = (lambda v: v) if argparse_default else (lambda v: _S)
+    p.add_argument("--format", choices=FORMATS, default=default("table"), help="output format")
+    p.add_argument("--agent", default=default(None), help="only this agent")
+    p.add_argument("--task", default=default(None), help="only this task (tasks, costs)")
+    _source_options(p, argparse_default)
+
+
+def _user_error(message: str) -> Exception:
+    from gpu2tpu.cli import UserError
+
+    return UserError(message)
+
+
+def _db(args: argparse.Namespace) -> Path:
+    return Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
+
+
+def _reader(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
+    from gpu2tpu.leaderboard.export import ExportError, open_export
+    from gpu2tpu.leaderboard.schema import StoreError, open_read_only
+
+    try:
+        if getattr(args, "source", None):
+            return open_export(args.source)
+        return open_read_only(_db(args))
+    except (StoreError, ExportError) as exc:
+        raise _user_error(str(exc)) from exc
+    except duckdb.Error as exc:
+        raise _user_error(f"cannot read the store: {exc}") from exc
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from gpu2tpu.leaderboard.ingest import submit
+    from gpu2tpu.leaderboard.runfiles import SubmissionRefused
+
+    try:
+        result = submit(args.run_dir, args.metadata, _db(args))
+    except SubmissionRefused as exc:
+        raise _user_error(f"submission refused, nothing written: {exc}") from exc
+    print(result.message())
+    return 0
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    con = _reader(args)
+    try:
+        result = run_view(con, args.view, agent=args.agent, task=args.task)
+    finally:
+        con.close()
+    sys.stdout.write(render(result, args.format))
+    return 0
+
+
+def _cmd_sql(args: argparse.Namespace) -> int:
+    con = _reader(args)
+    try:
+        con.execute("SET enable_external_access = false")  # no COPY TO / file reads either
+        result = run_sql(con, args.query)
+    except duckdb.Error as exc:
+        raise _user_error(f"query failed (the connection is read-only): {exc}") from exc
+    finally:
+        con.close()
+    sys.stdout.write(render(result, args.format))
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from gpu2tpu.leaderboard.export import export_store
+
+    con = _reader(args)
+    try:
+        manifest = export_store(con, args.to)
+    finally:
+        con.close()
+    rows = ", ".join(f"{k} {v['rows']}" for k, v in manifest["tables"].items())
+    print(f"exported to {args.to}: {rows}")
+    return 0
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from gpu2tpu.leaderboard.export import export_store, publish
+
+    if args.export_dir:
+        info = publish(args.export_dir, args.repo_id, private=args.private)
+    else:
+        con = _reader(args)
+        try:
+            with tempfile.TemporaryDirectory(prefix="gpu2tpu-export-") as tmp:
+                export_store(con, Path(tmp))
+                info = publish(Path(tmp), args.repo_id, private=args.private)
+        finally:
+            con.close()
+    print(f"published to https://huggingface.co/datasets/{args.repo_id} ({info})")
+    return 0
+
+
+def _cmd_site(args: argparse.Namespace) -> int:
+    from gpu2tpu.leaderboard.site import build_site
+
+    con = _reader(args)
+    try:
+        page = build_site(con, args.to, args.source or str(_db(args)))
+    finally:
+        con.close()
+    print(f"wrote {page}")
+    return 0
+
+
+def _cmd_migrate(args: argparse.Namespace) -> int:
+    from gpu2tpu.leaderboard.schema import migrate
+
+    path = _db(args)
+    if not path.exists():
+        raise _user_error(f"no store at {path}")
+    con = duckdb.connect(str(path))
+    try:
+        applied = migrate(con)
+    finally:
+        con.close()
+    print(f"{path}: applied migrations {applied}" if applied else f"{path}: already current")
+    return 0

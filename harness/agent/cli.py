@@ -65,7 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="hide the task directories from the agent's commands with a mount "
                      "namespace: auto (when available), namespace (required), none")
     run.add_argument("--hide", type=Path, action="append", default=[],
-                     help="another path the agent's commands must not see (repeatable)")
+                     help="another path the agent's commands must not see (repeatable); the "
+                     "task directories, their repository's .git, --out, the trajectory dir and "
+                     "./runs are always hidden")
     run.add_argument("--work-dir", type=Path, default=None,
                      help="parent of the working copies (default: the system temp dir)")
     run.add_argument("--keep-work", action="store_true", help="keep the working copies")
@@ -116,15 +118,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.isolation == "auto" and not isolate:
         print("gpu2tpu: warning: no mount namespace here; the agent's commands can read "
               "the task directories (trajectories record isolation: none)", file=sys.stderr)
+    # Also hidden: earlier attempts (trajectories, predictions) and evaluation runs (./runs).
+    traj_dir = args.trajectory_dir or args.out.parent / "traj"
+    traj_dir.mkdir(parents=True, exist_ok=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.touch()
+    extra = [*args.hide, traj_dir, args.out, *([Path("runs")] if Path("runs").is_dir() else [])]
     cfg = AgentConfig(
         model=args.model, agent_name=args.agent_name, max_steps=args.max_steps,
         max_tokens=args.max_tokens, command_timeout_s=args.command_timeout, isolate=isolate,
-        hide=commands.hidden_paths([tasks_dir], args.hide), work_root=args.work_dir,
+        hide=commands.hidden_paths([tasks_dir], extra), work_root=args.work_dir,
         keep_work=args.keep_work,
     )
     plan = RunPlan(
-        tasks=tasks, attempts=args.attempts, out=args.out,
-        trajectory_dir=args.trajectory_dir or args.out.parent / "traj",
+        tasks=tasks, attempts=args.attempts, out=args.out, trajectory_dir=traj_dir,
         cost_limit_usd=_usd(args.cost_limit, "--cost-limit"),
         total_cost_limit_usd=_usd(args.total_cost_limit, "--total-cost-limit"), append=args.append,
     )

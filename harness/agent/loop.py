@@ -23,6 +23,8 @@ from gpu2tpu import __version__
 
 SYSTEM_PROMPT = Path(__file__).resolve().parent / "prompts" / "system.md"
 NUDGE = "Continue using the tools. Call `finish` when you are done."
+ELIDED = "[older tool output elided to keep the conversation within the context window]"
+KEEP_RECENT_MESSAGES = 6
 RETRYABLE_STATUS = (429, 529)
 RETRYABLE_TYPES = ("rate_limit_error", "overloaded_error")
 
@@ -68,6 +70,9 @@ class AgentConfig:
     work_root: Path | None = None
     keep_work: bool = False
     system_prompt: Path = SYSTEM_PROMPT
+    # Once a call's prompt exceeds this many tokens, older tool outputs are elided from requests
+    # (the trajectory keeps them).
+    context_tokens: int = 150_000
 
 
 def _block(block: Any) -> dict[str, Any]:
@@ -80,9 +85,17 @@ def _block(block: Any) -> dict[str, Any]:
     return dict(block.model_dump(exclude_none=True))
 
 
-def _request_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The conversation with a prompt-cache breakpoint on the newest block only."""
-    out = list(messages)
+def _elide(message: dict[str, Any]) -> dict[str, Any]:
+    blocks = [{**b, "content": ELIDED} if b.get("type") == "tool_result" else b
+              for b in message["content"]]
+    return {**message, "content": blocks}
+
+
+def _request_messages(messages: list[dict[str, Any]], elide_before: int = 0
+                      ) -> list[dict[str, Any]]:
+    """The conversation as sent: tool outputs before `elide_before` elided, and a prompt-cache
+    breakpoint on the newest block only."""
+    out = [_elide(m) if i < elide_before else m for i, m in enumerate(messages)]
     last = dict(out[-1])
     blocks = [dict(b) for b in last["content"]]
     blocks[-1]["cache_control"] = {"type": "ephemeral"}
@@ -131,6 +144,8 @@ def create_message(
             time.sleep(wait)
         except anthropic.APIConnectionError as exc:
             raise StopAttempt("api_error", f"cannot reach the Anthropic API: {exc}") from exc
+        except anthropic.APIError as exc:  # e.g. a response the SDK cannot read
+            raise StopAttempt("api_error", f"Anthropic API error: {exc}") from exc
     raise AssertionError("unreachable")
 
 
@@ -166,6 +181,7 @@ def run_attempt(
     traj.messages.append({"role": "user", "content": [{"type": "text", "text": task.prompt()}]})
     usage, cost = Usage(), Decimal(0)
     stop, error = "max_steps", None
+    elide_before = 0
     try:
         for step in range(1, cfg.max_steps + 1):
             for budget in budgets:
@@ -174,7 +190,7 @@ def run_attempt(
                 "model": cfg.model, "max_tokens": cfg.max_tokens, "tools": TOOL_SPECS,
                 "system": [{"type": "text", "text": system,
                             "cache_control": {"type": "ephemeral"}}],
-                "messages": _request_messages(traj.messages),
+                "messages": _request_messages(traj.messages, elide_before),
             }
             retries: list[dict[str, Any]] = []
             t0 = time.monotonic()
@@ -195,6 +211,9 @@ def run_attempt(
                        stop_reason=response.stop_reason, response_id=response.id,
                        usage=call_usage.to_json(), cost_usd=str(call_cost),
                        cost_total_usd=str(cost))
+            if call_usage.prompt_tokens > cfg.context_tokens:
+                elide_before = max(elide_before, len(traj.messages) - KEEP_RECENT_MESSAGES)
+                traj.event("context_elided", step=step, before_message=elide_before)
             uses = [b for b in content if b["type"] == "tool_use"]
             if not uses:
                 traj.messages.append({"role": "user", "content": [{"type": "text",

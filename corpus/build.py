@@ -1,0 +1,115 @@
+"""`gpu2tpu corpus build`: records + task dirs -> a Hugging Face dataset folder; deterministic."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+from datasets import Features
+from gpu2tpu.corpus import DATA_DIR, TASKS_DIR, card
+from gpu2tpu.corpus.check import SPLITS, run_check
+from gpu2tpu.corpus.records import CURATION_DIR, PROJECTS_DIR, load_considered, load_records
+from gpu2tpu.corpus.schema import PROJECT_FEATURES, TASK_FEATURES, project_row, task_row
+
+TASK_SPLIT = "practice"
+
+
+class BuildError(Exception):
+    """The inputs are not fit to build from (message says which and what to run)."""
+
+
+@dataclass
+class BuildResult:
+    out_dir: Path
+    revision: str
+    counts: dict[str, int] = field(default_factory=dict)  # "projects/main" -> rows
+    problems: list[str] = field(default_factory=list)
+
+
+def _write_parquet(rows: list[dict[str, Any]], features: Features, path: Path) -> bytes:
+    """Write rows with the features' schema (datasets metadata embedded); returns the bytes."""
+    table = pa.Table.from_pylist(rows, schema=features.arrow_schema)
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd", compression_level=9, store_schema=True)
+    data = sink.getvalue()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return data
+
+
+def load_tasks(tasks_dir: Path) -> list[dict[str, Any]]:
+    """Rows of the `tasks` config from `<tasks_dir>/*/task.yaml` (sorted by directory)."""
+    rows = []
+    for spec_path in sorted(tasks_dir.glob("*/task.yaml")) if tasks_dir.is_dir() else []:
+        try:
+            spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise BuildError(f"{spec_path}: does not parse: {exc}") from exc
+        if not isinstance(spec, dict):
+            raise BuildError(f"{spec_path}: is not a YAML mapping")
+        try:
+            rows.append(task_row(spec, spec_path.parent.name))
+        except ValueError as exc:
+            raise BuildError(f"{spec_path}: {exc}") from exc
+    return rows
+
+
+def _considered_tsv(curation_dir: Path) -> str:
+    rows, _ = load_considered(curation_dir)
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow(["repo", "decision", "reason", "detail", "log"])
+    for r in sorted(rows, key=lambda r: (r.repo.lower(), r.log, r.line)):
+        writer.writerow([r.repo, r.decision, r.reason, r.detail, r.log])
+    return out.getvalue()
+
+
+def build(out_dir: Path = DATA_DIR, projects_dir: Path = PROJECTS_DIR,
+          curation_dir: Path = CURATION_DIR, tasks_dir: Path = TASKS_DIR,
+          allow_invalid: bool = False) -> BuildResult:
+    """Compile the dataset into `out_dir` (replaced as a whole)."""
+    problems, _n = run_check(projects_dir, curation_dir)
+    if problems and not allow_invalid:
+        shown = "\n  ".join(problems[:10])
+        raise BuildError(f"{len(problems)} problem(s) in the records; run `gpu2tpu corpus check` "
+                         f"(or build with --allow-invalid):\n  {shown}")
+    records = [r.data for r in load_records(projects_dir) if r.data is not None]
+    rows = sorted((project_row(r) for r in records), key=lambda r: str(r["id"]))
+    tasks = load_tasks(tasks_dir)
+    considered, _ = load_considered(curation_dir)
+
+    tmp = out_dir.with_name(out_dir.name + ".building")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    splits: dict[str, dict[str, str]] = {"projects": {}, "tasks": {}}
+    digest = hashlib.sha256()
+    counts: dict[str, int] = {}
+    plan = [("projects", s, [r for r in rows if r["split"] == s], PROJECT_FEATURES)
+            for s in SPLITS]
+    plan.append(("tasks", TASK_SPLIT, tasks, TASK_FEATURES))
+    for config, split, split_rows, features in plan:
+        counts[f"{config}/{split}"] = len(split_rows)
+        if not split_rows:  # datasets cannot load a split with no rows: leave it out
+            continue
+        rel = f"data/{config}-{split}.parquet"
+        digest.update(_write_parquet(split_rows, features, tmp / rel))
+        splits[config][split] = rel
+    revision = digest.hexdigest()[:12] if any(splits.values()) else "empty"
+    (tmp / "REVISION").write_text(revision + "\n", encoding="utf-8")
+    (tmp / "considered.tsv").write_text(_considered_tsv(curation_dir), encoding="utf-8")
+    card.write_chart(tmp, rows)
+    text = card.render(splits, rows, tasks, considered, revision)
+    (tmp / "README.md").write_text(text, encoding="utf-8")
+
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    tmp.rename(out_dir)
+    return BuildResult(out_dir, revision, counts, problems)

@@ -1,0 +1,206 @@
+"""`gpu2tpu corpus check`: refuse bad records; one message per problem (file: field: what)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from gpu2tpu.corpus import difficulty
+from gpu2tpu.corpus.records import Considered, Record, load_considered, load_records
+
+DOMAINS = ("vision", "vision-ssl", "vision-dense", "generative", "nlp", "rl", "graph", "sequence",
+           "audio", "3d", "multimodal", "other")
+SPLITS = ("main", "reference_only")
+DECISIONS = ("included", "reference_only", "excluded")
+REASONS = ("ok", "not_pytorch", "no_cuda", "no_training_entry", "no_licence", "no_paper",
+           "too_large", "too_small", "duplicate", "owner_cap", "fetch_failed", "quota_full",
+           "not_research")
+OWNER_CAP = 5
+MAX_DOMAIN_SHARE = 0.20
+MIN_TIER3 = 15
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9_.\-]+$")
+_CURATED_STR = ("paper_title", "task", "train_command", "licence_seen")
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def check_record(rec: Record) -> list[str]:
+    """Problems of one record, each as 'file: field: what'."""
+    where = _rel(rec.path)
+    if rec.data is None:
+        return [f"{where}: (file): {rec.error}"]
+    d = rec.data
+    out: list[str] = []
+
+    def bad(field: str, what: str) -> None:
+        out.append(f"{where}: {field}: {what}")
+
+    if d.get("schema_version") != 1:
+        bad("schema_version", f"must be 1, found {d.get('schema_version')!r}")
+    repo = d.get("repo")
+    if not isinstance(repo, str) or not _REPO.match(repo):
+        bad("repo", f"must be owner/name, found {repo!r}")
+    elif d.get("id") != repo.replace("/", "__"):
+        bad("id", f"must be {repo.replace('/', '__')!r} (repo with / -> __), found {d.get('id')!r}")
+    elif rec.path.stem != d["id"]:
+        bad("id", f"file name must be {d['id']}.yaml")
+    commit = d.get("commit")
+    if not isinstance(commit, str) or not _HEX40.match(commit):
+        bad("commit", f"must be 40 lowercase hex digits, found {commit!r}")
+    if d.get("split") not in SPLITS:
+        bad("split", f"must be one of {', '.join(SPLITS)}, found {d.get('split')!r}")
+    cur = d.get("curated")
+    if not isinstance(cur, dict):
+        bad("curated", "missing or not a mapping")
+        cur = {}
+    _check_curated(cur, bad)
+    scan = d.get("scan")
+    if not isinstance(scan, dict):
+        bad("scan", "missing: run `gpu2tpu corpus scan --record " + where + "`")
+    else:
+        _check_scan(scan, d, bad)
+    return out
+
+
+def _check_curated(cur: dict[str, Any], bad: Any) -> None:
+    for key in _CURATED_STR:
+        if not isinstance(cur.get(key), str) or not cur[key].strip():
+            bad(f"curated.{key}", "missing or empty")
+    url = cur.get("paper_url")
+    if not isinstance(url, str) or not re.match(r"^https?://\S+$", url):
+        bad("curated.paper_url", f"must be an http(s) URL, found {url!r}")
+    year = cur.get("paper_year")
+    if not isinstance(year, int) or isinstance(year, bool) or not 1980 <= year <= 2027:
+        bad("curated.paper_year", f"must be a year (integer), found {year!r}")
+    if cur.get("domain") not in DOMAINS:
+        bad("curated.domain", f"must be one of {', '.join(DOMAINS)}, found {cur.get('domain')!r}")
+    for key in ("datasets", "hardness_notes"):
+        val = cur.get(key)
+        if not isinstance(val, list) or not all(isinstance(x, str) for x in val):
+            bad(f"curated.{key}", "must be a list of strings")
+    results = cur.get("reported_results")
+    if not isinstance(results, list):
+        bad("curated.reported_results", "must be a list ([] if none)")
+        return
+    for i, res in enumerate(results):
+        field = f"curated.reported_results[{i}]"
+        if not isinstance(res, dict) or set(res) != {"metric", "value", "dataset"}:
+            bad(field, "must be {metric, value, dataset}")
+        elif not isinstance(res["value"], (int, float)) or isinstance(res["value"], bool):
+            bad(field + ".value", f"must be a number, found {res['value']!r}")
+        elif not isinstance(res["metric"], str) or not isinstance(res["dataset"], str):
+            bad(field, "metric and dataset must be strings")
+
+
+def _check_scan(scan: dict[str, Any], d: dict[str, Any], bad: Any) -> None:
+    if not scan.get("scanner_version"):
+        bad("scan.scanner_version", "missing")
+    if scan.get("commit") != d.get("commit"):
+        bad("scan.commit", f"{scan.get('commit')!r} differs from the record's commit: rescan")
+    if str(scan.get("repo", "")).lower() != str(d.get("repo", "")).lower():
+        bad("scan.repo", f"{scan.get('repo')!r} differs from the record's repo")
+    lic = scan.get("licence") or {}
+    if not lic.get("spdx"):
+        bad("scan.licence", "no licence file found in the snapshot")
+    elif d.get("split") == "main" and not lic.get("permissive"):
+        bad("split", f"is main but the licence ({lic['spdx']}) is not permissive: "
+                     "use reference_only")
+    for key in ("tier", "score", "bucket", "flags"):
+        if key not in scan:
+            bad(f"scan.{key}", "missing")
+    if any(k not in scan for k in ("tier", "score", "bucket")):
+        return
+    try:
+        want = difficulty.derive(scan)
+    except (TypeError, ValueError, KeyError) as exc:
+        bad("scan", f"counts unreadable: {exc}")
+        return
+    for key in ("tier", "score", "bucket"):
+        if scan[key] != want[key]:
+            bad(f"scan.{key}", f"{scan[key]!r} inconsistent with the scan's counts "
+                               f"(expected {want[key]!r}): rescan")
+
+
+def check_corpus(records: list[Record], considered: list[Considered],
+                 expect_count: int | None = None) -> list[str]:
+    """Cross-record problems: duplicates, owner cap, considered logs, count and balance."""
+    out: list[str] = []
+    good = [r for r in records if r.data is not None and isinstance(r.data.get("repo"), str)]
+    by_repo: dict[str, list[Record]] = {}
+    for r in good:
+        assert r.data is not None
+        by_repo.setdefault(r.data["repo"].lower(), []).append(r)
+    for _repo, recs in sorted(by_repo.items()):
+        if len(recs) > 1:
+            names = ", ".join(_rel(r.path) for r in recs)
+            out.append(f"{_rel(recs[1].path)}: repo: duplicate of another record ({names})")
+    owners = Counter(repo.split("/")[0] for repo in by_repo)
+    for owner, n in sorted(owners.items()):
+        if n > OWNER_CAP:
+            out.append(f"(corpus): repo: owner {owner} has {n} records (cap {OWNER_CAP})")
+    logged: dict[str, list[Considered]] = {}
+    for row in considered:
+        where = f"{row.log}:{row.line}"
+        logged.setdefault(row.repo.lower(), []).append(row)
+        if row.decision not in DECISIONS:
+            out.append(f"{where}: decision: {row.decision!r} is not one of {', '.join(DECISIONS)}")
+        if row.reason not in REASONS:
+            out.append(f"{where}: reason: {row.reason!r} is not one of the allowed reasons")
+        elif row.decision == "excluded" and row.reason == "ok":
+            out.append(f"{where}: reason: an excluded row needs the reason it was excluded")
+        if row.decision == "excluded" and not row.detail:
+            out.append(f"{where}: detail: an excluded row needs a detail")
+    for repo, recs in sorted(by_repo.items()):
+        rows = [r for r in logged.get(repo, []) if r.decision in ("included", "reference_only")]
+        rec = recs[0]
+        assert rec.data is not None
+        if not rows:
+            out.append(f"{_rel(rec.path)}: repo: not logged as included/reference_only in any "
+                       "considered-*.tsv")
+            continue
+        want = "included" if rec.data.get("split") == "main" else "reference_only"
+        if all(r.decision != want for r in rows):
+            out.append(f"{_rel(rec.path)}: split: {rec.data.get('split')!r} but "
+                       f"{rows[0].log}:{rows[0].line} says {rows[0].decision}")
+    for repo, rows in sorted(logged.items()):
+        for row in rows:
+            if row.decision in ("included", "reference_only") and repo not in by_repo:
+                out.append(f"{row.log}:{row.line}: repo: {row.repo} is {row.decision} but has "
+                           "no record in corpus/projects")
+    if expect_count is not None:
+        out.extend(_balance(good, len(records), expect_count))
+    return out
+
+
+def _balance(good: list[Record], total: int, expect: int) -> list[str]:
+    out = []
+    if total != expect:
+        out.append(f"(corpus): count: {total} records, expected {expect}")
+    domains = Counter(str(((r.data or {}).get("curated") or {}).get("domain")) for r in good)
+    for dom, n in sorted(domains.items()):
+        if total and n / total > MAX_DOMAIN_SHARE:
+            out.append(f"(corpus): curated.domain: {dom} holds {n}/{total} records "
+                       f"(> {MAX_DOMAIN_SHARE:.0%})")
+    tier3 = sum(1 for r in good if ((r.data or {}).get("scan") or {}).get("tier") == 3)
+    if tier3 < MIN_TIER3:
+        out.append(f"(corpus): scan.tier: {tier3} tier-3 records, need at least {MIN_TIER3}")
+    return out
+
+
+def run_check(projects_dir: Path, curation_dir: Path,
+              expect_count: int | None = None) -> tuple[list[str], int]:
+    """All problems and the number of records read."""
+    records = load_records(projects_dir)
+    considered, problems = load_considered(curation_dir)
+    for rec in records:
+        problems.extend(check_record(rec))
+    problems.extend(check_corpus(records, considered, expect_count))
+    return problems, len(records)

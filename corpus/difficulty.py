@@ -1,0 +1,140 @@
+"""Difficulty of a migration, derived from scan counts: tier, flags, score and bucket.
+
+Tier (the hardest kind of GPU dependency present):
+  0 device-agnostic: none of the constructs below.
+  1 CUDA runtime idioms: `.cuda()`, `torch.cuda.*`, "cuda" strings, cudnn flags, pin_memory,
+    non_blocking.
+  2 precision / distribution / compilation: autocast, GradScaler, `.half()`/float16, TF32 flags,
+    torch.distributed / DDP / NCCL, DataParallel, torch.compile, apex imports.
+  3 custom kernels or CUDA-only packages: `.cu`/`.cuh` files, cpp_extension / CUDAExtension /
+    load_inline, Triton kernels, numba.cuda, or any CUDA-only dependency (apex, flash_attn, ...).
+
+Score (0-100) = min(100, round(FLOOR[tier] + sum_c weight_c * n_c / (n_c + half_c))): each
+component's count n_c saturates (it is worth half its weight at n_c = half_c), and the tier sets a
+floor. Bucket: easy below 35, medium below 60, hard from 60.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TIER_FLOOR = {0: 0, 1: 10, 2: 30, 3: 50}
+BUCKETS = (("easy", 0), ("medium", 35), ("hard", 60))  # (name, lowest score)
+
+TIER1 = ("cuda_call", "torch_cuda", "cuda_string", "cudnn_flags", "pin_memory", "non_blocking")
+TIER2 = ("autocast", "grad_scaler", "half_precision", "tf32_flags", "distributed",
+         "data_parallel", "torch_compile", "apex")
+TIER3 = ("cpp_extension", "triton_kernel", "numba_cuda")
+
+# (component, weight, half-saturation count, counts summed; "size:*" / "deps" are special)
+COMPONENTS: tuple[tuple[str, float, float, tuple[str, ...]], ...] = (
+    ("custom kernels", 12, 2, ("size:cuda_files", "cpp_extension", "triton_kernel", "numba_cuda")),
+    ("CUDA-only packages", 10, 1, ("deps",)),
+    ("distribution", 8, 4, ("distributed", "data_parallel")),
+    ("mixed precision", 6, 4, ("autocast", "grad_scaler", "half_precision", "apex")),
+    ("compilation", 3, 1, ("torch_compile", "triton")),
+    ("CUDA runtime idioms", 8, 20, ("cuda_call", "torch_cuda", "cuda_string", "cudnn_flags",
+                                    "non_blocking", "pin_memory", "tf32_flags")),
+    ("dynamic shapes", 10, 10, ("nonzero", "bool_mask_index", "unique", "masked_select")),
+    ("host syncs", 8, 20, ("item", "host_transfer")),
+    ("other GPU features", 3, 3, ("grad_checkpointing", "sdpa", "clip_grad_norm")),
+    ("code size (Python lines)", 10, 8000, ("size:python_lines",)),
+)
+
+
+def _count(scan: dict[str, Any], key: str) -> int:
+    if key == "deps":
+        return len(scan.get("cuda_only_deps") or [])
+    if key.startswith("size:"):
+        return int((scan.get("size") or {}).get(key[5:], 0) or 0)
+    return int((scan.get("counts") or {}).get(key, 0) or 0)
+
+
+def tier_of(scan: dict[str, Any]) -> int:
+    counts = scan.get("counts") or {}
+    if (_count(scan, "size:cuda_files") or scan.get("cuda_only_deps")
+            or any(counts.get(k, 0) for k in TIER3)):
+        return 3
+    if any(counts.get(k, 0) for k in TIER2):
+        return 2
+    if any(counts.get(k, 0) for k in TIER1):
+        return 1
+    return 0
+
+
+def score_of(scan: dict[str, Any], tier: int) -> int:
+    total = float(TIER_FLOOR[tier])
+    for _name, weight, half, keys in COMPONENTS:
+        n = sum(_count(scan, k) for k in keys)
+        total += weight * n / (n + half)
+    return min(100, int(round(total)))
+
+
+def bucket_of(score: int) -> str:
+    name = BUCKETS[0][0]
+    for bucket, low in BUCKETS:
+        if score >= low:
+            name = bucket
+    return name
+
+
+def flags_of(scan: dict[str, Any]) -> list[str]:
+    """Short factual tags for what a migration will meet (sorted)."""
+    c = scan.get("counts") or {}
+    size = scan.get("size") or {}
+    fw = scan.get("frameworks") or {}
+    lic = scan.get("licence") or {}
+    deps = scan.get("dependencies") or {}
+    entry = scan.get("entry_points") or {}
+    rules = {
+        "custom_cuda_kernels": size.get("cuda_files", 0) > 0,
+        "cpp_extension": c.get("cpp_extension", 0) > 0,
+        "triton_kernels": c.get("triton_kernel", 0) > 0,
+        "cuda_only_deps": bool(scan.get("cuda_only_deps")),
+        "numba_cuda": c.get("numba_cuda", 0) > 0,
+        "amp": c.get("autocast", 0) + c.get("grad_scaler", 0) > 0,
+        "fp16": c.get("half_precision", 0) > 0,
+        "tf32": c.get("tf32_flags", 0) > 0,
+        "distributed": c.get("distributed", 0) > 0,
+        "data_parallel": c.get("data_parallel", 0) > 0,
+        "torch_compile": c.get("torch_compile", 0) > 0,
+        "hardcoded_cuda": c.get("cuda_call", 0) + c.get("cuda_string", 0) > 0,
+        "cudnn_flags": c.get("cudnn_flags", 0) > 0,
+        "dynamic_shapes": sum(c.get(k, 0) for k in ("nonzero", "bool_mask_index", "unique",
+                                                     "masked_select")) > 0,
+        "host_sync_item": c.get("item", 0) > 0,
+        "grad_clipping": c.get("clip_grad_norm", 0) > 0,
+        "grad_checkpointing": c.get("grad_checkpointing", 0) > 0,
+        "sdpa": c.get("sdpa", 0) > 0,
+        "lightning": fw.get("lightning", 0) > 0,
+        "not_torch_primary": fw.get("torch", 0) == 0
+        or fw.get("tensorflow", 0) + fw.get("jax", 0) > fw.get("torch", 0),
+        "no_licence": not lic.get("spdx"),
+        "non_permissive": bool(lic.get("spdx")) and not lic.get("permissive"),
+        "no_dependency_file": not deps.get("files"),
+        "no_train_entry": not entry.get("train"),
+        "large": size.get("python_lines", 0) > 60000,
+        "notebooks": size.get("notebooks", 0) > 0,
+        "old_torch_pin": _old_torch(deps.get("pinned") or {}),
+        "missing_blobs": scan.get("missing_blobs", 0) > 0,
+    }
+    return sorted(name for name, hit in rules.items() if hit)
+
+
+def _old_torch(pinned: dict[str, str]) -> bool:
+    """torch pinned below 1.8 (before torch_xla-era APIs such as torch.cuda.amp defaults)."""
+    version = pinned.get("torch")
+    if not version:
+        return False
+    try:
+        major, minor = (int(x) for x in version.split("+")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) < (1, 8)
+
+
+def derive(scan: dict[str, Any]) -> dict[str, Any]:
+    """tier, flags, score and bucket for a scan dict (as the scanner builds it)."""
+    tier = tier_of(scan)
+    score = score_of(scan, tier)
+    return {"tier": tier, "flags": flags_of(scan), "score": score, "bucket": bucket_of(score)}

@@ -1,0 +1,174 @@
+"""What the scanner looks for: GPU constructs, XLA hazards, CUDA-only packages, frameworks,
+licences.
+
+Every pattern is a regular expression over Python source with comment lines removed. They are
+static heuristics: they count what the code says, not what a run would execute.
+"""
+
+from __future__ import annotations
+
+import re
+
+# name -> regex. Counts are occurrences summed over all Python files.
+CONSTRUCTS: dict[str, str] = {
+    # CUDA runtime idioms (tier 1)
+    "cuda_call": r"\.cuda\(",
+    "torch_cuda": r"\btorch\.cuda\.",
+    "cuda_string": r"""["']cuda(?::\d+)?["']""",
+    "cudnn_flags": r"\bcudnn\.(?:benchmark|deterministic|enabled)\b",
+    "pin_memory": r"\bpin_memory\b",
+    "non_blocking": r"\bnon_blocking\s*=\s*True\b",
+    # precision, distribution, compilation (tier 2)
+    "autocast": r"\bautocast\s*\(|\bamp\.autocast\b",
+    "grad_scaler": r"\bGradScaler\b",
+    "half_precision": r"\.half\(\)|\btorch\.float16\b|\btorch\.half\b",
+    "tf32_flags": r"\ballow_tf32\b|\bset_float32_matmul_precision\b",
+    "distributed": r"\btorch\.distributed\b|\bDistributedDataParallel\b|\bnccl\b"
+    r"|\binit_process_group\b|\bDistributedSampler\b",
+    "data_parallel": r"(?<!Distributed)\bDataParallel\s*\(",
+    "torch_compile": r"\btorch\.compile\s*\(|\btorch\._dynamo\b",
+    "apex": r"^\s*(?:from|import)\s+apex\b|\bapex\.(?:amp|parallel|optimizers|normalization)\b",
+    # custom kernels (tier 3)
+    "cpp_extension": r"\bcpp_extension\b|\bCUDAExtension\b|\bCppExtension\b|\bload_inline\s*\(",
+    "triton": r"^\s*(?:from|import)\s+triton\b",
+    "triton_kernel": r"@triton\.(?:jit|autotune)\b",
+    "numba_cuda": r"\bnumba\.cuda\b|from\s+numba\s+import\s+cuda\b",
+    # other GPU-specific training features
+    "clip_grad_norm": r"\bclip_grad_norm_?\s*\(",
+    "sdpa": r"\bscaled_dot_product_attention\b",
+    "grad_checkpointing": r"\butils\.checkpoint\b|\bcheckpoint_sequential\b"
+    r"|\bgradient_checkpointing\b",
+    # XLA hazards: host syncs and dynamic shapes
+    "item": r"\.item\(\)",
+    "host_transfer": r"\.cpu\(\)|\.numpy\(\)|\.tolist\(\)",
+    "nonzero": r"\bnonzero\s*\(|\bargwhere\s*\(",
+    "bool_mask_index": r"[\w\)\]]\[\s*~?\s*[\w\.]*mask\w*\s*\]"
+    r"|[\w\)\]]\[(?![^\]\n]*\b(?:for|if|lambda)\b)[^\[\]\n:]*?[\w\)\]]\s*(?:==|!=|>=|<=|>|<)\s*[^\[\]\n]*\]",
+    "unique": r"\.unique\s*\(|\bunique_consecutive\s*\(",
+    "masked_select": r"\bmasked_select\s*\(",
+}
+COMPILED = {name: re.compile(rx, re.MULTILINE) for name, rx in CONSTRUCTS.items()}
+
+# Packages that need an NVIDIA GPU (no CPU/XLA path): canonical name -> import/pip names.
+CUDA_ONLY_DEPS: dict[str, tuple[str, ...]] = {
+    "apex": ("apex",),
+    "flash_attn": ("flash_attn", "flash_attn_interface"),
+    "xformers": ("xformers",),
+    "bitsandbytes": ("bitsandbytes",),
+    "mamba_ssm": ("mamba_ssm",),
+    "causal_conv1d": ("causal_conv1d",),
+    "deepspeed": ("deepspeed",),
+    "tinycudann": ("tinycudann",),
+    "spconv": ("spconv",),
+    "MinkowskiEngine": ("minkowskiengine",),
+    "pointnet2_ops": ("pointnet2_ops", "pointnet2_utils_cuda"),
+    "DCNv2": ("dcn_v2", "dcnv2"),
+    "torchsparse": ("torchsparse",),
+    "nvdiffrast": ("nvdiffrast",),
+    "diff_gaussian_rasterization": ("diff_gaussian_rasterization",),
+    "simple_knn": ("simple_knn",),
+    "knn_cuda": ("knn_cuda",),
+    "cupy": ("cupy",),
+    "pycuda": ("pycuda",),
+    "nvidia_dali": ("nvidia.dali", "nvidia_dali"),
+    "transformer_engine": ("transformer_engine",),
+    "mmcv_ops": ("mmcv.ops", "mmcv_full"),
+}
+_DEP_BY_NAME = {alias: canon for canon, names in CUDA_ONLY_DEPS.items() for alias in names}
+
+# Frameworks: canonical -> top-level import names.
+FRAMEWORKS: dict[str, tuple[str, ...]] = {
+    "torch": ("torch",),
+    "lightning": ("pytorch_lightning", "lightning"),
+    "transformers": ("transformers",),
+    "tensorflow": ("tensorflow",),
+    "jax": ("jax", "flax"),
+}
+_FRAMEWORK_BY_IMPORT = {alias: canon for canon, names in FRAMEWORKS.items() for alias in names}
+
+IMPORT_RE = re.compile(r"^\s*(?:from\s+([\w\.]+)\s+import|import\s+([\w\.]+(?:\s*,\s*[\w\.]+)*))",
+                       re.MULTILINE)
+
+
+def imported_modules(text: str) -> set[str]:
+    """Dotted module names imported by a Python file (`import a.b, c` / `from a.b import x`)."""
+    mods: set[str] = set()
+    for frm, imp in IMPORT_RE.findall(text):
+        if frm:
+            mods.add(frm)
+        else:
+            mods.update(m.strip() for m in imp.split(","))
+    return {m for m in mods if m and not m.startswith(".")}
+
+
+def frameworks_of(mods: set[str]) -> set[str]:
+    return {_FRAMEWORK_BY_IMPORT[m.split(".")[0]] for m in mods
+            if m.split(".")[0] in _FRAMEWORK_BY_IMPORT}
+
+
+def cuda_deps_of_name(name: str) -> str | None:
+    """Canonical CUDA-only package for a module or distribution name, if it is one."""
+    norm = name.strip().lower().replace("-", "_")
+    if norm in _DEP_BY_NAME:
+        return _DEP_BY_NAME[norm]
+    if norm.startswith(("spconv_cu", "cupy_cuda", "nvidia_dali")):  # spconv-cu118, cupy-cuda12x
+        return _DEP_BY_NAME[norm.split("_")[0] if not norm.startswith("nvidia") else "nvidia_dali"]
+    parts = norm.split(".")
+    for i in range(len(parts), 0, -1):  # mmcv.ops.xyz -> mmcv.ops
+        head = ".".join(parts[:i])
+        if head in _DEP_BY_NAME:
+            return _DEP_BY_NAME[head]
+    return None
+
+
+# Licences: (SPDX id, permissive, all phrases that must appear). First match wins; the text is
+# lower-cased with whitespace collapsed before matching.
+LICENCES: tuple[tuple[str, bool, tuple[str, ...]], ...] = (
+    ("AGPL-3.0", False, ("gnu affero general public license",)),
+    ("LGPL-3.0", False, ("gnu lesser general public license", "version 3")),
+    ("LGPL-2.1", False, ("gnu lesser general public license",)),
+    ("GPL-3.0", False, ("gnu general public license", "version 3")),
+    ("GPL-2.0", False, ("gnu general public license", "version 2")),
+    ("MPL-2.0", False, ("mozilla public license", "2.0")),
+    ("CC-BY-NC-SA-4.0", False, ("attribution-noncommercial-sharealike",)),
+    ("CC-BY-NC-ND-4.0", False, ("attribution-noncommercial-noderivatives",)),
+    ("CC-BY-NC-4.0", False, ("attribution-noncommercial",)),
+    ("CC-BY-NC-4.0", False, ("creative commons", "noncommercial")),
+    ("CC-BY-SA-4.0", False, ("attribution-sharealike",)),
+    ("CC0-1.0", True, ("cc0 1.0 universal",)),
+    ("CC-BY-4.0", True, ("creative commons attribution 4.0",)),
+    ("Apache-2.0", True, ("apache license", "version 2.0")),
+    ("Apache-2.0", True, ("licensed under the apache license, version 2.0",)),
+    ("BSL-1.0", True, ("boost software license",)),
+    ("Unlicense", True, ("free and unencumbered software released into the public domain",)),
+    ("WTFPL", True, ("do what the fuck you want to",)),
+    ("ISC", True, ("permission to use, copy, modify, and/or distribute this software for any",)),
+    ("MIT", True, ("permission is hereby granted, free of charge",)),
+    ("BSD-3-Clause", True, ("redistribution and use in source and binary forms",
+                            "neither the name")),
+    ("BSD-3-Clause", True, ("redistribution and use in source and binary forms",
+                            "endorse or promote products")),
+    ("BSD-2-Clause", True, ("redistribution and use in source and binary forms",)),
+    ("Zlib", True, ("this software is provided 'as-is', without any express or implied warranty",)),
+    ("LicenseRef-NVIDIA-Source-Code", False, ("nvidia source code license",)),
+    ("LicenseRef-research-only", False, ("non-commercial",)),
+    ("LicenseRef-research-only", False, ("noncommercial",)),
+    ("LicenseRef-research-only", False, ("research purposes only",)),
+    ("LicenseRef-all-rights-reserved", False, ("all rights reserved",)),
+)
+_SPDX_TAG = re.compile(r"spdx-license-identifier:\s*([\w\.\-\+]+)", re.IGNORECASE)
+PERMISSIVE_SPDX = {spdx for spdx, ok, _ in LICENCES if ok} | {"0BSD", "BSD-3-Clause-Clear",
+                                                               "PSF-2.0"}
+
+
+def detect_licence(text: str) -> tuple[str, bool]:
+    """(SPDX id, permissive) for a licence file's text; unknown text -> LicenseRef-unknown."""
+    tag = _SPDX_TAG.search(text)
+    if tag:
+        spdx = tag.group(1)
+        return spdx, spdx in PERMISSIVE_SPDX
+    flat = " ".join(text.lower().replace("\u2019", "'").split())
+    for spdx, permissive, phrases in LICENCES:
+        if all(p in flat for p in phrases):
+            return spdx, permissive
+    return "LicenseRef-unknown", False

@@ -1,0 +1,213 @@
+"""Static scanner: one repository at one commit -> one scan record. Never runs project code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from gpu2tpu.corpus import difficulty, patterns
+from gpu2tpu.corpus.source import Entry, RepoSource, open_source
+
+SCANNER_VERSION = "1.0"
+
+PY_SUFFIXES = (".py",)
+CUDA_SUFFIXES = (".cu", ".cuh")
+CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh")
+CYTHON_SUFFIXES = (".pyx", ".pxd")
+MAX_TEXT_BYTES = 2_000_000  # larger "Python" files are generated data, not code
+MAX_LISTED = 20
+SIZE_KEYS = ("files", "python_files", "python_lines", "notebooks", "cuda_files", "cpp_files",
+             "cython_files")  # entry points listed per kind
+
+_DEP_FILE = re.compile(
+    r"(^|/)(requirements[\w\-\.]*\.txt|requirements/[\w\-\.]+\.txt|environment[\w\-\.]*\.ya?ml"
+    r"|conda[\w\-\.]*\.ya?ml|setup\.py|setup\.cfg|pyproject\.toml|Pipfile|Dockerfile[\w\-\.]*)$",
+    re.IGNORECASE,
+)
+_LICENCE_FILE = re.compile(r"^(licen[sc]e|copying)([\.\-_][\w\.\-]*)?$", re.IGNORECASE)
+_TRAIN_NAME = re.compile(r"^(train|main|run|pretrain|finetune|fine_tune)\w*\.py$|^\w*_train\.py$")
+_EVAL_NAME = re.compile(
+    r"^(eval|evaluate|evaluation|test|inference|infer|validate|val|predict|demo|sample)\w*\.py$"
+    r"|^\w*_(eval|test)\.py$"
+)
+_MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
+_PIN = re.compile(r"^\s*([A-Za-z0-9][\w\.\-]*)(?:\[[^\]]*\])?\s*={2,3}\s*([\w\.\+\-\*!]+)")
+_CONDA_PIN = re.compile(r"^\s*-\s*([A-Za-z0-9][\w\.\-]*)\s*={1,2}\s*([\w\.\+\-\*]+)")
+_QUOTED_PIN = re.compile(r"""['"]([A-Za-z0-9][\w\.\-]*)(?:\[[^\]]*\])?\s*==\s*([\w\.\+\-]+)['"]""")
+_REQ_NAME = re.compile(r"^\s*-?\s*([A-Za-z0-9][\w\.\-]*)")
+_COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
+_SKIP_DIRS = {"test", "tests", "unittest", "unittests", "docs", "doc", "config", "configs"}
+_TRAIN_HINTS = (".backward(", "optim", "Trainer", "train(", "__main__")
+
+
+def _suffix(path: str) -> str:
+    return PurePosixPath(path).suffix.lower()
+
+
+def _is_dep_file(path: str) -> bool:
+    return bool(_DEP_FILE.search(path)) and path.count("/") <= 2
+
+
+def _licence_rank(path: str) -> tuple[int, int, str] | None:
+    """Sort key for licence candidates: top-level files first, LICENSE before COPYING."""
+    name = PurePosixPath(path).name
+    if not _LICENCE_FILE.match(name) or path.count("/") > 1:
+        return None
+    return (path.count("/"), 0 if name.lower().startswith("licen") else 1, path)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _pins(path: str, text: str) -> list[tuple[str, str]]:
+    """(name, version) pairs pinned with == (pip) or = (conda) in a dependency file."""
+    name = PurePosixPath(path).name.lower()
+    if name.endswith(".txt"):
+        return [(m.group(1), m.group(2)) for line in text.splitlines() if (m := _PIN.match(line))]
+    if name.endswith((".yml", ".yaml")):
+        out = []
+        for line in text.splitlines():
+            m = _CONDA_PIN.match(line) or _PIN.match(line.strip().lstrip("- "))
+            if m:
+                out.append((m.group(1), m.group(2).split("=")[0]))
+        return out
+    return _QUOTED_PIN.findall(text)
+
+
+def _declared_names(path: str, text: str) -> set[str]:
+    """Package names a dependency file mentions (for CUDA-only package detection)."""
+    names: set[str] = set()
+    if path.lower().endswith((".txt", ".yml", ".yaml")):
+        for line in text.splitlines():
+            line = line.split("#")[0]
+            if "git+" in line or "/" in line:  # git+https://github.com/NVIDIA/apex
+                names.add(line.rstrip("/").split("/")[-1].split("@")[0].split("#")[0]
+                          .removesuffix(".git"))
+            elif m := _REQ_NAME.match(line):
+                names.add(m.group(1))
+    else:
+        names.update(n for n, _ in _QUOTED_PIN.findall(text))
+        names.update(re.findall(r"""['"]([A-Za-z][\w\-]*)(?:[<>=!~]=?[\w\.]*)?['"]""", text))
+    return names
+
+
+def _repo_name(source: RepoSource, path: Path) -> str:
+    """owner/name from the origin URL or from fetch's `<owner>+<name>` folder name."""
+    if source.origin:
+        m = re.search(r"github\.com[:/]+([\w\.\-]+)/([\w\.\-]+?)(?:\.git)?/?$", source.origin)
+        if m:
+            return f"{m.group(1)}/{m.group(2)}"
+    for part in reversed(path.resolve().parts):
+        if "+" in part:
+            owner, name = part.split("+", 1)
+            return f"{owner}/{name}"
+    return path.resolve().name
+
+
+def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
+    """Scan an opened source; returns the record's `scan:` mapping."""
+    entries = source.entries()
+    size = dict.fromkeys(SIZE_KEYS, 0)
+    size["files"] = len(entries)
+    counts = dict.fromkeys(patterns.CONSTRUCTS, 0)
+    frameworks = dict.fromkeys(patterns.FRAMEWORKS, 0)
+    deps: set[str] = set()
+    train: list[str] = []
+    evals: list[str] = []
+    absent = {e.path for e in entries if e.size < 0}  # blobs the snapshot does not hold
+
+    to_read: list[Entry] = []
+    for e in entries:
+        suffix = _suffix(e.path)
+        size["python_files"] += suffix in PY_SUFFIXES
+        size["notebooks"] += suffix == ".ipynb"
+        size["cuda_files"] += suffix in CUDA_SUFFIXES
+        size["cpp_files"] += suffix in CPP_SUFFIXES
+        size["cython_files"] += suffix in CYTHON_SUFFIXES
+        if (suffix in PY_SUFFIXES and e.size <= MAX_TEXT_BYTES) or _is_dep_file(e.path):
+            to_read.append(e)
+    licence_files = sorted((k, e) for e in entries if (k := _licence_rank(e.path)))
+    if licence_files:
+        to_read.append(licence_files[0][1])
+
+    dep_files: list[str] = []
+    pinned: dict[str, str] = {}
+    licence: dict[str, Any] = {"spdx": None, "permissive": False, "file": None}
+    for entry, data in source.read_many(to_read):
+        if data is None:
+            absent.add(entry.path)
+            continue
+        text = _decode(data)
+        path = entry.path
+        if licence_files and entry is licence_files[0][1]:
+            spdx, permissive = patterns.detect_licence(text)
+            licence = {"spdx": spdx, "permissive": permissive, "file": path}
+        if _is_dep_file(path):
+            dep_files.append(path)
+            for name, version in _pins(path, text):
+                pinned.setdefault(name.lower().replace("_", "-"), version)
+            deps.update(d for n in _declared_names(path, text)
+                        if (d := patterns.cuda_deps_of_name(n)))
+        if _suffix(path) not in PY_SUFFIXES:
+            continue
+        size["python_lines"] += text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        code = _COMMENT_LINE.sub("", text)
+        for name, rx in patterns.COMPILED.items():
+            counts[name] += len(rx.findall(code))
+        mods = patterns.imported_modules(code)
+        for fw in patterns.frameworks_of(mods):
+            frameworks[fw] += 1
+        deps.update(d for m in mods if (d := patterns.cuda_deps_of_name(m)))
+        kind = _entry_kind(path, code)
+        if kind == "train":
+            train.append(path)
+        elif kind == "eval":
+            evals.append(path)
+
+    scan: dict[str, Any] = {
+        "scanner_version": SCANNER_VERSION,
+        "repo": repo,
+        "commit": source.commit,
+        "commit_date": source.commit_date,
+        "licence": licence,
+        "size": size,
+        "dependencies": {"files": sorted(dep_files),
+                         "pinned": dict(sorted(pinned.items()))},
+        "frameworks": frameworks,
+        "cuda_only_deps": sorted(deps),
+        "entry_points": {"train": _rank(train), "eval": _rank(evals)},
+        "counts": counts,
+        "missing_blobs": len(absent),
+    }
+    scan.update(difficulty.derive(scan))
+    return scan
+
+
+def _entry_kind(path: str, code: str) -> str | None:
+    parts = PurePosixPath(path).parts
+    if any(p.lower() in _SKIP_DIRS for p in parts[:-1]):
+        return None
+    name = parts[-1]
+    if _TRAIN_NAME.match(name) and any(h in code for h in _TRAIN_HINTS):
+        return "train"
+    if _EVAL_NAME.match(name) and not name.startswith("test_"):
+        return "eval"
+    if _MAIN_GUARD.search(code) and ".backward(" in code and ".step(" in code:
+        return "train"
+    return None
+
+
+def _rank(paths: list[str]) -> list[str]:
+    """Shallow paths first, then by name; at most MAX_LISTED."""
+    return sorted(paths, key=lambda p: (p.count("/"), p))[:MAX_LISTED]
+
+
+def scan_path(path: Path, commit: str | None = None, repo: str | None = None) -> dict[str, Any]:
+    """Scan a checkout or git directory at `commit` (default HEAD for git, the files otherwise)."""
+    source = open_source(path, commit)
+    try:
+        return scan_source(source, repo or _repo_name(source, path))
+    finally:
+        source.close()

@@ -1,0 +1,199 @@
+"""Explicit `datasets.Features` of the two configs, and record/task -> row conversion."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from datasets import Features, List, Value
+from gpu2tpu.corpus import patterns
+from gpu2tpu.corpus.scanner import SIZE_KEYS
+
+_S = Value("string")
+_I = Value("int64")
+_F = Value("float64")
+_B = Value("bool")
+
+# column -> (feature, description); the card's schema table is rendered from this.
+PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
+    "id": (_S, "owner__name, the record's file name"),
+    "repo": (_S, "GitHub owner/name"),
+    "commit": (_S, "pinned commit (40 hex), the one scanned"),
+    "commit_date": (_S, "committer date of that commit (ISO 8601)"),
+    "split": (_S, "main (permissive licence) or reference_only"),
+    "paper_title": (_S, "exact title of the paper the repository implements"),
+    "paper_url": (_S, "link to the paper (arXiv, proceedings, OpenReview)"),
+    "paper_year": (_I, "publication year"),
+    "domain": (_S, "one of 12 research domains"),
+    "task": (_S, "short task phrase"),
+    "datasets": (List(_S), "datasets the project trains or evaluates on"),
+    "train_command": (_S, "canonical training command from the README"),
+    "reported_results": (List({"metric": _S, "value": _F, "dataset": _S}),
+                         "numbers the README reports (facts only)"),
+    "hardness_notes": (List(_S), "curator's short factual tags"),
+    "licence": (_S, "SPDX id detected from the licence file"),
+    "licence_permissive": (_B, "whether that licence allows redistribution"),
+    "licence_seen": (_S, "SPDX id the curator read"),
+    "size": ({k: _I for k in SIZE_KEYS}, "file counts, Python lines"),
+    "dependency_files": (List(_S), "requirements / environment / setup files"),
+    "pinned": (List({"name": _S, "version": _S}), "versions pinned with == (or conda =)"),
+    "frameworks": ({k: _I for k in patterns.FRAMEWORKS}, "Python files importing each framework"),
+    "cuda_only_deps": (List(_S), "packages with no CPU/XLA path (apex, flash_attn, ...)"),
+    "train_entry_points": (List(_S), "likely training scripts"),
+    "eval_entry_points": (List(_S), "likely evaluation scripts"),
+    "counts": ({k: _I for k in patterns.CONSTRUCTS},
+               "occurrences of GPU constructs and XLA hazards"),
+    "tier": (Value("int8"), "0 device-agnostic .. 3 custom kernels / CUDA-only packages"),
+    "flags": (List(_S), "derived tags"),
+    "score": (_I, "difficulty score 0-100"),
+    "bucket": (_S, "easy / medium / hard"),
+    "scanner_version": (_S, "version of the scanner that made the scan"),
+    "record_json": (_S, "the whole source record as JSON"),
+}
+
+TASK_COLUMNS: dict[str, tuple[Any, str]] = {
+    "task_id": (_S, "task directory name"),
+    "title": (_S, "one-line title"),
+    "description": (_S, "what the project does"),
+    "command": (List(_S), "argv run inside the project copy"),
+    "seed": (_I, "seed of the reference run"),
+    "steps": (_I, "optimizer steps expected"),
+    "reference_seeds": (List(_I), "extra seeds calibrating tolerances"),
+    "seed_env": (_S, "environment variable that sets the seed (if any)"),
+    "seed_arg": (_S, "command-line argument that sets the seed (if any)"),
+    "target_chips": (_I, "chips the migration must use"),
+    "precision_policy": (_S, "fp32 or bf16_allowed"),
+    "protected": (List(_S), "paths a migration may not touch"),
+    "checkpoint": (_S, "checkpoint path evaluate.py reads"),
+    "goal": ({"metric": _S, "higher_is_better": _B, "tolerance": _F}, "goal metric"),
+    "tolerances": ({k: _F for k in ("loss_step0_rtol", "grad_norm_step0_rtol", "curve_rtol",
+                                    "curve_spread_z")}, "numerics tolerances"),
+    "performance": ({"warmup_steps": _I, "compile_allowance": _I, "host_sync_allowance": _F,
+                     "step_time_budget": _F}, "performance budget"),
+    "fallback_allowlist": (List(_S), "aten ops allowed to fall back to CPU"),
+    "timeout_s": (_F, "time limit of one run"),
+    "spec_json": (_S, "the whole task.yaml as JSON"),
+}
+
+PROJECT_FEATURES = Features({k: f for k, (f, _) in PROJECT_COLUMNS.items()})
+TASK_FEATURES = Features({k: f for k, (f, _) in TASK_COLUMNS.items()})
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool):
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _int(x: Any) -> int | None:
+    return x if isinstance(x, int) and not isinstance(x, bool) else None
+
+
+def _strs(x: Any) -> list[str]:
+    return [str(v) for v in x] if isinstance(x, list) else []
+
+
+def _opt_str(x: Any) -> str | None:
+    return None if x is None else str(x)
+
+
+def project_row(rec: dict[str, Any]) -> dict[str, Any]:
+    """One dataset row from a record (missing fields become nulls, never guesses)."""
+    cur = rec.get("curated") or {}
+    scan = rec.get("scan") or {}
+    lic = scan.get("licence") or {}
+    deps = scan.get("dependencies") or {}
+    entry = scan.get("entry_points") or {}
+    size = scan.get("size") or {}
+    results = [r for r in cur.get("reported_results") or [] if isinstance(r, dict)]
+    return {
+        "id": _opt_str(rec.get("id")),
+        "repo": _opt_str(rec.get("repo")),
+        "commit": _opt_str(rec.get("commit")),
+        "commit_date": _opt_str(scan.get("commit_date")),
+        "split": _opt_str(rec.get("split")),
+        "paper_title": _opt_str(cur.get("paper_title")),
+        "paper_url": _opt_str(cur.get("paper_url")),
+        "paper_year": _int(cur.get("paper_year")),
+        "domain": _opt_str(cur.get("domain")),
+        "task": _opt_str(cur.get("task")),
+        "datasets": _strs(cur.get("datasets")),
+        "train_command": _opt_str(cur.get("train_command")),
+        "reported_results": [{"metric": _opt_str(r.get("metric")), "value": _num(r.get("value")),
+                              "dataset": _opt_str(r.get("dataset"))} for r in results],
+        "hardness_notes": _strs(cur.get("hardness_notes")),
+        "licence": _opt_str(lic.get("spdx")),
+        "licence_permissive": bool(lic.get("permissive")) if lic else None,
+        "licence_seen": _opt_str(cur.get("licence_seen")),
+        "size": {k: int(size.get(k, 0) or 0) for k in SIZE_KEYS} if size else None,
+        "dependency_files": _strs(deps.get("files")),
+        "pinned": [{"name": str(k), "version": str(v)}
+                   for k, v in sorted((deps.get("pinned") or {}).items())],
+        "frameworks": ({k: int((scan.get("frameworks") or {}).get(k, 0))
+                        for k in patterns.FRAMEWORKS} if scan else None),
+        "cuda_only_deps": _strs(scan.get("cuda_only_deps")),
+        "train_entry_points": _strs(entry.get("train")),
+        "eval_entry_points": _strs(entry.get("eval")),
+        "counts": ({k: int((scan.get("counts") or {}).get(k, 0)) for k in patterns.CONSTRUCTS}
+                   if scan else None),
+        "tier": _int(scan.get("tier")),
+        "flags": _strs(scan.get("flags")),
+        "score": _int(scan.get("score")),
+        "bucket": _opt_str(scan.get("bucket")),
+        "scanner_version": _opt_str(scan.get("scanner_version")),
+        "record_json": json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str),
+    }
+
+
+def _strict(value: Any, kind: str, field: str) -> Any:
+    """Coerce a task.yaml value to the column type, or raise ValueError naming the field."""
+    if value is None:
+        return None
+    if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if kind == "bool" and isinstance(value, bool):
+        return value
+    if kind == "str" and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value)
+    if kind == "strs" and isinstance(value, list):
+        return [_strict(v, "str", field) for v in value]
+    if kind == "ints" and isinstance(value, list):
+        return [_strict(v, "int", field) for v in value]
+    raise ValueError(f"{field}: expected {kind}, found {value!r}")
+
+
+_TASK_KINDS = {"title": "str", "description": "str", "command": "strs", "seed": "int",
+               "steps": "int", "reference_seeds": "ints", "seed_env": "str", "seed_arg": "str",
+               "target_chips": "int", "precision_policy": "str", "protected": "strs",
+               "checkpoint": "str", "fallback_allowlist": "strs", "timeout_s": "float"}
+_TASK_NESTED = {
+    "goal": {"metric": "str", "higher_is_better": "bool", "tolerance": "float"},
+    "tolerances": {k: "float" for k in ("loss_step0_rtol", "grad_norm_step0_rtol", "curve_rtol",
+                                        "curve_spread_z")},
+    "performance": {"warmup_steps": "int", "compile_allowance": "int",
+                    "host_sync_allowance": "float", "step_time_budget": "float"},
+}
+
+
+def task_row(spec: dict[str, Any], task_id: str) -> dict[str, Any]:
+    """One row of the `tasks` config from a task.yaml mapping (RunSpec fields as columns).
+
+    Raises ValueError naming the field when a value has the wrong type.
+    """
+    row: dict[str, Any] = {"task_id": str(spec.get("task_id") or task_id)}
+    for key, kind in _TASK_KINDS.items():
+        row[key] = _strict(spec.get(key), kind, key)
+    for key, fields in _TASK_NESTED.items():
+        sub = spec.get(key) or {}
+        if not isinstance(sub, dict):
+            raise ValueError(f"{key}: expected a mapping, found {sub!r}")
+        row[key] = {f: _strict(sub.get(f), kind, f"{key}.{f}") for f, kind in fields.items()}
+    for key in ("command", "reference_seeds", "protected", "fallback_allowlist"):
+        row[key] = row[key] or []
+    row["spec_json"] = json.dumps(spec, sort_keys=True, ensure_ascii=False, default=str)
+    return {k: row[k] for k in TASK_COLUMNS}

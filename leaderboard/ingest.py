@@ -1,0 +1,319 @@
+"""`gpu2tpu submit`: re-score a run from its traces and load it into the store in one transaction.
+
+Order: read and check everything (files, hashes, versions, metadata, prices) and regrade every
+evaluation *before* the store is opened for writing; then one transaction inserts the rows through
+Arrow. Any refusal leaves the store untouched; a crash or kill before COMMIT leaves it as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import yaml
+
+from gpu2tpu.leaderboard import prices as price_table
+from gpu2tpu.leaderboard.rows import CRITERIA, evaluation_row, evidence_rows, to_arrow
+from gpu2tpu.leaderboard.runfiles import (
+    ReportFile,
+    SubmissionRefused,
+    check_report,
+    find_reports,
+    load_metadata,
+)
+from gpu2tpu.leaderboard.schema import ROLLUP_TABLES, open_writable, rollup_select
+
+
+def regrade_verdict(report_path: Path) -> dict[str, Any]:
+    """A fresh verdict from the harness's criteria (the only call into the harness)."""
+    try:
+        from gpu2tpu.harness.regrade import IntegrityError, regrade_report
+    except ImportError as exc:
+        raise SubmissionRefused(
+            "this gpu2tpu has no harness regrader (gpu2tpu.harness.regrade); cannot re-score"
+        ) from exc
+    try:
+        return dict(regrade_report(report_path))
+    except IntegrityError as exc:
+        raise SubmissionRefused(f"{report_path}: {exc}") from exc
+
+
+@dataclass
+class SubmitResult:
+    submission_id: str | None  # None when nothing new was written
+    inserted: int
+    skipped: int
+    verdict_changed: int
+    ignored_agents: list[str]
+    db: Path
+
+    def message(self) -> str:
+        if self.submission_id is None:
+            return f"already in {self.db}: all {self.skipped} evaluations were submitted before"
+        text = (
+            f"submitted {self.inserted} evaluations as {self.submission_id[:12]} to {self.db}"
+            f" ({self.skipped} already present)"
+        )
+        if self.verdict_changed:
+            text += f"; {self.verdict_changed} report.json verdicts differed from the re-score"
+        if self.ignored_agents:
+            text += f"; ignored reports of other agents: {', '.join(self.ignored_agents)}"
+        return text
+
+
+def submit(run_dir: Path, metadata_path: Path, db: Path) -> SubmitResult:
+    """Check, re-score and ingest `run_dir` as one submission described by `metadata_path`."""
+    from gpu2tpu import KNOWN_HARNESS_VERSIONS
+
+    metadata = load_metadata(metadata_path)
+    agent = str(metadata["agent"])
+    known_revisions = price_table.known_corpus_revisions()
+    reports = [
+        check_report(run_dir, p, tuple(KNOWN_HARNESS_VERSIONS), known_revisions)
+        for p in find_reports(run_dir)
+    ]
+    ours = [r for r in reports if r.data["agent"] == agent]
+    ignored = sorted({str(r.data["agent"]) for r in reports} - {agent})
+    if not ours:
+        raise SubmissionRefused(
+            f"no report in {run_dir} is by agent {agent!r} named in {metadata_path} "
+            f"(found: {', '.join(ignored)})"
+        )
+    _check_consistent(ours, metadata, metadata_path)
+    prices = price_table.load_prices()
+    price_version = price_table.latest_version(prices)
+    now = dt.datetime.now(dt.timezone.utc)
+
+    eval_rows: list[dict[str, Any]] = []
+    ev_rows: list[dict[str, Any]] = []
+    for report in ours:
+        verdict = regrade_verdict(report.path)
+        _check_verdict(verdict, report.path)
+        price = _price_for(report, prices, price_version)
+        row = evaluation_row(report, verdict, metadata, price)
+        eval_rows.append(row)
+        ev_rows.extend(evidence_rows(row["evaluation_id"], verdict))
+    _check_unique(eval_rows)
+
+    first = ours[0].data
+    predictions_hash = _sha(
+        sorted([r["task_id"], r["attempt"], r["prediction_hash"]] for r in eval_rows)
+    )
+    submission_id = _sha([first["run_id"], agent, sorted(r["evaluation_id"] for r in eval_rows)])
+    submission = {
+        "submission_id": submission_id,
+        "run_id": first["run_id"],
+        "agent": agent,
+        "model": metadata.get("model"),
+        "organisation": metadata["organisation"],
+        "submitted_at": now,
+        "run_created_at": min(
+            (r["created_at"] for r in eval_rows if r["created_at"]), default=None
+        ),
+        "harness_version": first["harness_version"],
+        "corpus_revision": first["corpus_revision"],
+        "predictions_hash": predictions_hash,
+        "n_evaluations": 0,
+        "n_verdict_changed": 0,
+        "metadata": json.dumps(metadata, sort_keys=True),
+        "source_path": str(run_dir.resolve()),
+    }
+    try:
+        con = open_writable(db)
+    except duckdb.IOException as exc:
+        raise SubmissionRefused(f"cannot open store {db} for writing: {exc}") from exc
+    try:
+        return _write(con, db, submission, eval_rows, ev_rows, prices, ignored, now)
+    finally:
+        con.close()
+
+
+def _write(
+    con: duckdb.DuckDBPyConnection,
+    db: Path,
+    submission: dict[str, Any],
+    eval_rows: list[dict[str, Any]],
+    ev_rows: list[dict[str, Any]],
+    prices: list[price_table.Price],
+    ignored: list[str],
+    now: dt.datetime,
+) -> SubmitResult:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        ids = [r["evaluation_id"] for r in eval_rows]
+        present = {
+            row[0]
+            for row in con.execute(
+                "SELECT evaluation_id FROM evaluations WHERE list_contains($ids, evaluation_id)",
+                {"ids": ids},
+            ).fetchall()
+        }
+        new_rows = [r for r in eval_rows if r["evaluation_id"] not in present]
+        if not new_rows:
+            con.execute("ROLLBACK")
+            return SubmitResult(None, 0, len(present), 0, ignored, db)
+        new_ids = {r["evaluation_id"] for r in new_rows}
+        for row in new_rows:
+            row["submission_id"] = submission["submission_id"]
+        submission["n_evaluations"] = len(new_rows)
+        submission["n_verdict_changed"] = sum(bool(r["verdict_changed"]) for r in new_rows)
+        _insert(con, "submissions", to_arrow("submissions", [submission]))
+        _insert(con, "evaluations", to_arrow("evaluations", new_rows))
+        _insert_evidence(con, [r for r in ev_rows if r["evaluation_id"] in new_ids])
+        refresh_rollups(con, new_rows)
+        _upsert_tasks(con, new_rows, now)
+        price_table.sync_prices(con, prices)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return SubmitResult(
+        submission["submission_id"],
+        len(new_rows),
+        len(present),
+        submission["n_verdict_changed"],
+        ignored,
+        db,
+    )
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """Bulk insert through Arrow, matching columns by name."""
+    name = f"_new_{table}"
+    con.register(name, rows)
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
+    finally:
+        con.unregister(name)
+
+
+def refresh_rollups(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
+    """Recompute every rollup for the (agent, model) pairs these rows belong to."""
+    keys = sorted({(r["agent"], r["model"]) for r in rows}, key=str)
+    con.register(
+        "_keys",
+        pa.table(
+            {
+                "agent": pa.array([k[0] for k in keys], pa.string()),
+                "model": pa.array([k[1] for k in keys], pa.string()),
+            }
+        ),
+    )
+    match = "{t}.agent = k.agent AND {t}.model IS NOT DISTINCT FROM k.model"
+    src = f"(SELECT e.* FROM evaluations e SEMI JOIN _keys k ON {match.format(t='e')})"
+    try:
+        for table in ROLLUP_TABLES:
+            con.execute(f"DELETE FROM {table} s USING _keys k WHERE {match.format(t='s')}")
+            con.execute(f"INSERT INTO {table} BY NAME {rollup_select(table, src)}")
+    finally:
+        con.unregister("_keys")
+
+
+def _insert_evidence(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        _insert(con, "evidence", to_arrow("evidence", rows))
+
+
+def _upsert_tasks(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], now: dt.datetime):
+    """Tasks from the installed corpus (replacing), then any task only known from reports."""
+    from gpu2tpu import corpus
+
+    tasks: dict[str, dict[str, Any]] = {}
+    tasks_dir = Path(corpus.TASKS_DIR)
+    for task_yaml in sorted(tasks_dir.glob("*/task.yaml")) if tasks_dir.is_dir() else []:
+        try:
+            spec = yaml.safe_load(task_yaml.read_text()) or {}
+        except yaml.YAMLError:
+            continue
+        task_id = str(spec.get("task_id") or task_yaml.parent.name)
+        tasks[task_id] = {
+            "task_id": task_id,
+            "title": spec.get("title"),
+            "task_hash": None,
+            "target_chips": spec.get("target_chips"),
+            "precision_policy": spec.get("precision_policy"),
+            "steps": spec.get("steps"),
+            "source": "corpus",
+            "updated_at": now,
+        }
+    if tasks:
+        _insert_tasks(con, list(tasks.values()), replace=True)
+    reported = {
+        r["task_id"]: {
+            "task_id": r["task_id"],
+            "task_hash": r["task_hash"],
+            "source": "report",
+            "updated_at": now,
+        }
+        for r in rows
+        if r["task_id"] not in tasks
+    }
+    if reported:
+        _insert_tasks(con, list(reported.values()), replace=False)
+
+
+def _insert_tasks(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], replace: bool):
+    con.register("_new_tasks", to_arrow("tasks", rows))
+    try:
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        con.execute(f"{verb} INTO tasks BY NAME SELECT * FROM _new_tasks")
+    finally:
+        con.unregister("_new_tasks")
+
+
+def _check_consistent(reports: list[ReportFile], metadata: dict[str, Any], source: Path) -> None:
+    run_ids = {r.data["run_id"] for r in reports}
+    if len(run_ids) > 1:
+        raise SubmissionRefused(f"reports belong to several runs ({', '.join(sorted(run_ids))})")
+    for key in ("harness_version", "corpus_revision"):
+        values = {str(r.data[key]) for r in reports}
+        if len(values) > 1:
+            raise SubmissionRefused(f"reports of one run disagree on {key}: {sorted(values)}")
+    for r in reports:
+        model = r.data.get("model")
+        if model and model != metadata["model"]:
+            raise SubmissionRefused(
+                f"{r.path} was produced with model {model!r} but {source} says "
+                f"{metadata['model']!r}; fix the metadata"
+            )
+
+
+def _check_verdict(verdict: dict[str, Any], path: Path) -> None:
+    criteria = verdict.get("criteria")
+    if not isinstance(criteria, dict) or any(c not in criteria for c in CRITERIA):
+        raise SubmissionRefused(f"regrade of {path} returned a verdict without all five criteria")
+
+
+def _check_unique(rows: list[dict[str, Any]]) -> None:
+    seen: set[tuple[str, int]] = set()
+    for row in rows:
+        key = (row["task_id"], row["attempt"])
+        if key in seen:
+            raise SubmissionRefused(f"two reports for task {key[0]} attempt {key[1]} in one run")
+        seen.add(key)
+
+
+def _price_for(
+    report: ReportFile, prices: list[price_table.Price], version: str
+) -> price_table.Price | None:
+    execution = report.data.get("execution") or {}
+    chip_seconds = execution.get("chip_seconds")
+    target = execution.get("target")
+    if not chip_seconds:
+        return None  # nothing ran (e.g. patch rejected): no execution cost to price
+    if not target:
+        raise SubmissionRefused(f"{report.path}: execution used chip time but names no target")
+    try:
+        return price_table.lookup(str(target), prices, version)
+    except price_table.UnknownPrice as exc:
+        raise SubmissionRefused(f"{report.path}: {exc.args[0]}") from exc
+
+
+def _sha(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()

@@ -1,0 +1,168 @@
+"""Reading a run directory written by `gpu2tpu evaluate` (docs/formats.md) and checking it.
+
+Nothing here trusts report.json's verdict: it only finds the reports, checks that every file they
+list exists and matches its recorded sha256, and checks versions and metadata.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+FORMAT_VERSION = 1  # docs/formats.md schema_version this reader understands
+REQUIRED_METADATA = ("agent", "model", "organisation")
+REQUIRED_REPORT_KEYS = (
+    "schema_version",
+    "harness_version",
+    "corpus_revision",
+    "run_id",
+    "task_id",
+    "agent",
+    "prediction_hash",
+    "verdict",
+    "files",
+)
+TRACE = "trace.jsonl"
+
+
+class SubmissionRefused(Exception):
+    """The run cannot be accepted; the message says what is wrong and what to do."""
+
+
+@dataclass
+class ReportFile:
+    path: Path  # absolute path of report.json
+    rel: str  # path relative to the run directory
+    data: dict[str, Any]
+    file_hashes: dict[str, str] = field(default_factory=dict)  # name in `files` -> verified sha256
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_metadata(path: Path) -> dict[str, Any]:
+    """Submission metadata (YAML or JSON); refuses a file that lacks a required field."""
+    if not path.is_file():
+        raise SubmissionRefused(f"metadata file {path} does not exist")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise SubmissionRefused(f"metadata file {path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SubmissionRefused(f"metadata file {path} must be a mapping of fields")
+    missing = [k for k in REQUIRED_METADATA if not str(data.get(k) or "").strip()]
+    if missing:
+        raise SubmissionRefused(
+            f"metadata file {path} lacks required field(s): {', '.join(missing)} "
+            f"(required: {', '.join(REQUIRED_METADATA)})"
+        )
+    # Dates and other YAML scalars become JSON-safe strings.
+    return json.loads(json.dumps(data, default=str))
+
+
+def find_reports(run_dir: Path) -> list[Path]:
+    """report.json files of a run: those listed by summary.json, else every one below the run."""
+    if not run_dir.is_dir():
+        raise SubmissionRefused(f"run directory {run_dir} does not exist")
+    summary = run_dir / "summary.json"
+    if summary.is_file():
+        listed = _read_json(summary).get("evaluations")
+        if not isinstance(listed, list) or not listed:
+            raise SubmissionRefused(f"{summary} lists no evaluations")
+        paths = []
+        for rel in listed:
+            path = _inside(run_dir, str(rel), summary)
+            if not path.is_file():
+                raise SubmissionRefused(f"{summary} lists {rel}, which is missing")
+            paths.append(path)
+        return paths
+    paths = sorted(
+        p for p in run_dir.rglob("report.json") if "references" not in p.relative_to(run_dir).parts
+    )
+    if not paths:
+        raise SubmissionRefused(f"no report.json under {run_dir}; is it a `gpu2tpu evaluate` run?")
+    return paths
+
+
+def check_report(
+    run_dir: Path,
+    path: Path,
+    known_harness: tuple[str, ...],
+    known_revisions: set[str],
+) -> ReportFile:
+    """Load one report and verify versions and the hash of every file it lists."""
+    data = _read_json(path)
+    missing = [k for k in REQUIRED_REPORT_KEYS if k not in data]
+    if missing:
+        raise SubmissionRefused(f"{path} lacks {', '.join(missing)}; not a gpu2tpu report")
+    if data["schema_version"] != FORMAT_VERSION:
+        raise SubmissionRefused(
+            f"{path} has schema_version {data['schema_version']}; this leaderboard reads "
+            f"{FORMAT_VERSION}. Upgrade gpu2tpu"
+        )
+    if data["harness_version"] not in known_harness:
+        raise SubmissionRefused(
+            f"{path} was graded by unknown harness version {data['harness_version']!r} "
+            f"(known: {', '.join(known_harness)}); re-run it with a released gpu2tpu"
+        )
+    if data["corpus_revision"] not in known_revisions:
+        raise SubmissionRefused(
+            f"{path} uses unknown corpus revision {data['corpus_revision']!r} "
+            f"(known: {', '.join(sorted(known_revisions))}); evaluate against a released corpus"
+        )
+    files = data["files"]
+    if not isinstance(files, dict) or TRACE not in files:
+        raise SubmissionRefused(f"{path} lists no {TRACE}: the run has no trace to re-score from")
+    report = ReportFile(path=path, rel=path.relative_to(run_dir).as_posix(), data=data)
+    for name, expected in files.items():
+        target = resolve_listed(run_dir, path.parent, str(name), path)
+        if target is None:
+            raise SubmissionRefused(f"{path}: {name} is missing (trace or evidence file deleted?)")
+        actual = sha256_file(target)
+        if actual != str(expected).lower():
+            raise SubmissionRefused(
+                f"{path}: {name} does not match its recorded sha256 (file modified after "
+                "evaluation); re-run `gpu2tpu evaluate`"
+            )
+        report.file_hashes[str(name)] = actual
+    return report
+
+
+def resolve_listed(run_dir: Path, eval_dir: Path, name: str, source: Path) -> Path | None:
+    """A path named in report.json: relative to the evaluation directory, else to the run."""
+    for base in (eval_dir, run_dir):
+        candidate = _inside(run_dir, name, source, base=base)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _inside(run_dir: Path, rel: str, source: Path, base: Path | None = None) -> Path:
+    """Resolve `rel` under `base` (default the run) and refuse anything outside the run."""
+    if Path(rel).is_absolute():
+        raise SubmissionRefused(f"{source} names an absolute path {rel!r}; paths must be relative")
+    path = ((base or run_dir) / rel).resolve()
+    root = run_dir.resolve()
+    if path != root and root not in path.parents:
+        raise SubmissionRefused(f"{source} names {rel!r}, outside the run directory")
+    return path
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SubmissionRefused(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SubmissionRefused(f"{path} is not a JSON object")
+    return data

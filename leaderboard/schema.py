@@ -1,0 +1,299 @@
+"""The DuckDB store: location, schema, and recorded migrations.
+
+The store is a rebuildable artifact: run directories (reports + traces) are the source of truth.
+Every migration is applied once, in order, inside a transaction, and recorded in `schema_version`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+DB_ENV = "GPU2TPU_DB"
+
+
+def default_db_path() -> Path:
+    """`$GPU2TPU_DB`, else the user cache: `~/.cache/gpu2tpu/leaderboard.duckdb`."""
+    if os.environ.get(DB_ENV):
+        return Path(os.environ[DB_ENV]).expanduser()
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "gpu2tpu" / "leaderboard.duckdb"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+_V1 = Migration(
+    1,
+    "submissions, evaluations, evidence, tasks, prices",
+    (
+        """CREATE TABLE submissions (
+            submission_id VARCHAR PRIMARY KEY,      -- sha256 over the evaluations' content keys
+            run_id VARCHAR NOT NULL,
+            agent VARCHAR NOT NULL,
+            model VARCHAR,
+            organisation VARCHAR NOT NULL,
+            submitted_at TIMESTAMPTZ NOT NULL,
+            run_created_at TIMESTAMPTZ,
+            harness_version VARCHAR NOT NULL,
+            corpus_revision VARCHAR NOT NULL,
+            predictions_hash VARCHAR NOT NULL,      -- sha256 over (task, attempt, prediction_hash)
+            n_evaluations INTEGER NOT NULL,
+            n_verdict_changed INTEGER NOT NULL,     -- report.json verdicts the regrade overturned
+            metadata JSON NOT NULL,
+            source_path VARCHAR
+        )""",
+        """CREATE TABLE evaluations (
+            evaluation_id VARCHAR PRIMARY KEY,      -- content key: same evaluation, same id
+            submission_id VARCHAR NOT NULL,
+            run_id VARCHAR NOT NULL,
+            agent VARCHAR NOT NULL,
+            model VARCHAR,
+            task_id VARCHAR NOT NULL,
+            attempt INTEGER NOT NULL,
+            task_hash VARCHAR,
+            prediction_hash VARCHAR NOT NULL,
+            report_path VARCHAR NOT NULL,
+            created_at TIMESTAMPTZ,
+            harness_version VARCHAR NOT NULL,
+            corpus_revision VARCHAR NOT NULL,
+            runs BOOLEAN NOT NULL,
+            numerics BOOLEAN NOT NULL,
+            hardware BOOLEAN NOT NULL,
+            goal BOOLEAN NOT NULL,
+            performance BOOLEAN NOT NULL,
+            migrated BOOLEAN NOT NULL,
+            silent BOOLEAN NOT NULL,
+            category VARCHAR,
+            categories VARCHAR[] NOT NULL,
+            reported_migrated BOOLEAN,              -- what report.json claimed (not trusted)
+            reported_category VARCHAR,
+            verdict_changed BOOLEAN NOT NULL,
+            claimed_success BOOLEAN,
+            human_interventions INTEGER,
+            agent_cost_usd DOUBLE,
+            input_tokens BIGINT,
+            output_tokens BIGINT,
+            agent_wall_time_s DOUBLE,
+            exit_code INTEGER,
+            timed_out BOOLEAN,
+            target VARCHAR,
+            chips INTEGER,
+            chip_seconds DOUBLE,
+            price_version VARCHAR,
+            usd_per_chip_hour DOUBLE,
+            execution_cost_usd DOUBLE,
+            step_time_s DOUBLE,
+            reference_step_time_s DOUBLE,
+            compile_count INTEGER,
+            reference_id VARCHAR,
+            goal_metric VARCHAR,
+            goal_value DOUBLE,
+            runtime JSON
+        )""",
+        """CREATE TABLE evidence (
+            evaluation_id VARCHAR NOT NULL,
+            criterion VARCHAR NOT NULL,
+            seq INTEGER NOT NULL,
+            passed BOOLEAN NOT NULL,
+            text VARCHAR NOT NULL,
+            category VARCHAR
+        )""",
+        """CREATE TABLE tasks (
+            task_id VARCHAR PRIMARY KEY,
+            title VARCHAR,
+            task_hash VARCHAR,
+            target_chips INTEGER,
+            precision_policy VARCHAR,
+            steps INTEGER,
+            source VARCHAR NOT NULL,                -- 'corpus' or 'report'
+            updated_at TIMESTAMPTZ NOT NULL
+        )""",
+        """CREATE TABLE prices (
+            price_version VARCHAR NOT NULL,
+            accelerator VARCHAR NOT NULL,
+            aliases VARCHAR[] NOT NULL,
+            usd_per_chip_hour DOUBLE NOT NULL,
+            pricing VARCHAR NOT NULL,
+            region VARCHAR,
+            source_url VARCHAR NOT NULL,
+            retrieved_on DATE NOT NULL,
+            note VARCHAR,
+            PRIMARY KEY (price_version, accelerator)
+        )""",
+    ),
+)
+
+_V2 = Migration(
+    2,
+    "evaluations.verdict_diff: which verdict fields the regrade changed",
+    (
+        "ALTER TABLE evaluations ADD COLUMN verdict_diff VARCHAR[]",
+        # Rows from v1 knew only whether the verdict changed; an empty list is exact for the rest.
+        "UPDATE evaluations SET verdict_diff = [] WHERE NOT verdict_changed",
+    ),
+)
+
+# Per agent, model and task: counts and sums the views need, so they read ~1 row per pair instead
+# of every evaluation. Kept exact: ingest recomputes the pairs it touches in the same transaction.
+ROLLUP_COLUMNS = """
+    agent, model, task_id,
+    count(*) AS evaluations,
+    count(*) FILTER (WHERE category = 'infra') AS infra,
+    count(*) FILTER (WHERE category IS DISTINCT FROM 'infra') AS scored,
+    count(*) FILTER (WHERE {scored} AND migrated) AS migrated,
+    count(*) FILTER (WHERE {scored} AND runs) AS runs,
+    count(*) FILTER (WHERE {scored} AND numerics) AS numerics,
+    count(*) FILTER (WHERE {scored} AND hardware) AS hardware,
+    count(*) FILTER (WHERE {scored} AND goal) AS goal,
+    count(*) FILTER (WHERE {scored} AND performance) AS performance,
+    count(*) FILTER (WHERE {scored} AND NOT runs) AS stop_runs,
+    count(*) FILTER (WHERE {scored} AND runs AND NOT numerics) AS stop_numerics,
+    count(*) FILTER (WHERE {scored} AND runs AND numerics AND NOT hardware) AS stop_hardware,
+    count(*) FILTER (WHERE {scored} AND runs AND numerics AND hardware AND NOT goal) AS stop_goal,
+    count(*) FILTER (WHERE {scored} AND runs AND numerics AND hardware AND goal
+                     AND NOT performance) AS stop_performance,
+    count(*) FILTER (WHERE {scored} AND NOT migrated) AS failures,
+    count(*) FILTER (WHERE {scored} AND NOT migrated AND silent) AS silent_failures,
+    count(*) FILTER (WHERE {scored} AND claimed_success IS NOT NULL) AS claim_known,
+    count(*) FILTER (WHERE {scored} AND claimed_success) AS claimed,
+    count(*) FILTER (WHERE {scored} AND claimed_success AND migrated) AS claimed_migrated,
+    count(*) FILTER (WHERE {scored} AND NOT claimed_success AND migrated) AS underclaimed,
+    count(*) FILTER (WHERE {scored} AND NOT claimed_success AND NOT migrated) AS admitted_failure,
+    count(*) FILTER (WHERE {scored} AND claimed_success IS NOT NULL AND migrated)
+        AS claim_known_migrated,
+    count(*) FILTER (WHERE {scored} AND verdict_changed) AS verdict_changed,
+    CAST(sum(human_interventions) FILTER (WHERE {scored}) AS BIGINT) AS interventions_sum,
+    count(human_interventions) FILTER (WHERE {scored}) AS interventions_n,
+    sum(agent_cost_usd) AS agent_cost_usd,
+    sum(execution_cost_usd) AS execution_cost_usd,
+    sum(chip_seconds) AS chip_seconds,
+    list_sort(list_distinct(list(price_version))) AS price_versions
+""".format(scored="category IS DISTINCT FROM 'infra'")
+
+ROLLUP_TABLES = ("agent_task_stats", "agent_stats", "agent_category_stats")
+
+
+def rollup_select(table: str, src: str = "evaluations") -> str:
+    """The query that computes rollup `table` from the evaluations in relation `src`."""
+    if table == "agent_task_stats":
+        return f"SELECT {ROLLUP_COLUMNS} FROM {src} GROUP BY agent, model, task_id"
+    if table == "agent_stats":
+        return (
+            "SELECT agent, model, median(reference_step_time_s / step_time_s) FILTER (WHERE "
+            "step_time_s > 0 AND reference_step_time_s > 0 AND category IS DISTINCT FROM 'infra')"
+            f" AS median_speed_ratio FROM {src} GROUP BY agent, model"
+        )
+    if table == "agent_category_stats":  # `decided`: first category; `occurred`: any category
+        return (
+            "SELECT agent, model, category, sum(decided)::BIGINT AS decided, "
+            "sum(silent)::BIGINT AS silent, sum(occurred)::BIGINT AS occurred FROM ("
+            "SELECT agent, model, category, 1 AS decided, silent::INT AS silent, 0 AS occurred "
+            f"FROM {src} WHERE NOT migrated UNION ALL "
+            "SELECT agent, model, unnest(categories) AS category, 0, 0, 1 "
+            f"FROM {src} WHERE NOT migrated) GROUP BY agent, model, category"
+        )
+    raise KeyError(table)
+
+
+_V3 = Migration(
+    3,
+    "rollups agent_task_stats, agent_stats, agent_category_stats, maintained at ingest",
+    tuple(
+        statement
+        for table in ROLLUP_TABLES
+        for statement in (
+            f"CREATE TABLE {table} AS {rollup_select(table)} LIMIT 0",
+            f"INSERT INTO {table} {rollup_select(table)}",
+        )
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
+CURRENT_VERSION = MIGRATIONS[-1].version
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    """Highest applied migration (0 for an empty database)."""
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+    ).fetchall()
+    if not exists[0][0]:
+        return 0
+    row = con.execute("SELECT max(version) FROM schema_version").fetchall()
+    return int(row[0][0]) if row[0][0] is not None else 0
+
+
+def migrate(
+    con: duckdb.DuckDBPyConnection,
+    target: int = CURRENT_VERSION,
+    on_applied: Callable[[Migration], None] | None = None,
+) -> list[int]:
+    """Apply pending migrations up to `target`, each in its own transaction; return those applied."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+        "description VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+    )
+    current = schema_version(con)
+    if current > CURRENT_VERSION:
+        raise RuntimeError(
+            f"store is at schema v{current}, newer than this gpu2tpu (v{CURRENT_VERSION}); upgrade"
+        )
+    applied = []
+    for migration in MIGRATIONS:
+        if migration.version <= current or migration.version > target:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for statement in migration.statements:
+                con.execute(statement)
+            con.execute(
+                "INSERT INTO schema_version (version, description) VALUES ($v, $d)",
+                {"v": migration.version, "d": migration.description},
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(migration.version)
+        if on_applied:
+            on_applied(migration)
+    return applied
+
+
+def open_writable(path: Path) -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed) the store for writing and bring it to the current schema."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path))
+    migrate(con)
+    return con
+
+
+class StoreError(Exception):
+    """The store cannot be read as asked (missing, or at another schema version)."""
+
+
+def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
+    """Open the store read-only; it must exist and be at the current schema version."""
+    if not path.exists():
+        raise StoreError(
+            f"no leaderboard store at {path}; submit a run first (gpu2tpu submit RUN_DIR "
+            "--metadata FILE), or pass --db PATH / --from EXPORT_DIR"
+        )
+    con = duckdb.connect(str(path), read_only=True)
+    version = schema_version(con)
+    if version != CURRENT_VERSION:
+        con.close()
+        raise StoreError(
+            f"store {path} is at schema v{version}, this gpu2tpu reads v{CURRENT_VERSION}; "
+            f"run `gpu2tpu leaderboard migrate --db {path}`"
+        )
+    return con

@@ -1,0 +1,51 @@
+-- Leaderboard: one row per agent and model, ranked by migrated rate, ties by total cost.
+-- params: agent (VARCHAR or NULL for all)
+-- Rates are over evaluations (task x attempt) that are not `infra` failures; infra is counted in
+-- `infra_excluded` and kept out of every score. Costs are all money spent (infra included) per
+-- task attempted. Reads the rollups agent_task_stats and agent_stats (exact, kept at ingest).
+WITH r AS (
+    SELECT * FROM agent_task_stats
+    WHERE CAST($agent AS VARCHAR) IS NULL OR agent = CAST($agent AS VARCHAR)
+), stats AS (
+    SELECT
+        agent,
+        model,
+        count(*) FILTER (WHERE scored > 0) AS tasks,
+        sum(scored) AS evaluations,
+        sum(migrated) / nullif(sum(scored), 0) AS migrated_rate,
+        sum(runs) / nullif(sum(scored), 0) AS runs_rate,
+        sum(numerics) / nullif(sum(scored), 0) AS numerics_rate,
+        sum(hardware) / nullif(sum(scored), 0) AS hardware_rate,
+        sum(goal) / nullif(sum(scored), 0) AS goal_rate,
+        sum(performance) / nullif(sum(scored), 0) AS performance_rate,
+        coalesce(sum(silent_failures) / nullif(sum(failures), 0), 0) AS silent_share,
+        (sum(claimed) - sum(claim_known_migrated)) / nullif(sum(claim_known), 0) AS overclaim,
+        sum(interventions_sum) / nullif(sum(interventions_n), 0) AS mean_interventions,
+        sum(agent_cost_usd) / count(*) AS agent_usd_per_task,
+        sum(execution_cost_usd) / count(*) AS execution_usd_per_task,
+        coalesce(sum(agent_cost_usd), 0) + coalesce(sum(execution_cost_usd), 0) AS total_usd,
+        sum(infra) AS infra_excluded
+    FROM r
+    GROUP BY agent, model
+)
+SELECT
+    row_number() OVER (ORDER BY s.migrated_rate DESC NULLS LAST, s.total_usd, s.agent, s.model)
+        AS rank,
+    s.agent, s.model, s.tasks, s.evaluations,
+    round(s.migrated_rate, 4) AS migrated_rate,
+    round(s.runs_rate, 4) AS runs_rate,
+    round(s.numerics_rate, 4) AS numerics_rate,
+    round(s.hardware_rate, 4) AS hardware_rate,
+    round(s.goal_rate, 4) AS goal_rate,
+    round(s.performance_rate, 4) AS performance_rate,
+    round(s.silent_share, 4) AS silent_share,
+    round(s.overclaim, 4) AS overclaim,
+    round(s.mean_interventions, 3) AS mean_interventions,
+    round(s.agent_usd_per_task, 4) AS agent_usd_per_task,
+    round(s.execution_usd_per_task, 4) AS execution_usd_per_task,
+    round(s.total_usd, 4) AS total_usd,
+    round(p.median_speed_ratio, 3) AS median_speed_ratio,
+    s.infra_excluded
+FROM stats s
+LEFT JOIN agent_stats p ON p.agent = s.agent AND p.model IS NOT DISTINCT FROM s.model
+ORDER BY rank

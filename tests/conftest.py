@@ -1,0 +1,47 @@
+"""Shared fixtures. `practice_run` evaluates every gold and broken migration of every practice task
+once per test session, for real on the XLA CPU device (several minutes)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gpu2tpu.corpus import TASKS_DIR
+
+os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+
+
+def practice_predictions() -> list[dict]:
+    lines = []
+    for task_dir in sorted(p for p in TASKS_DIR.iterdir() if (p / "task.yaml").exists()):
+        mig = task_dir / "migrations"
+        lines.append({"schema_version": 1, "task_id": task_dir.name, "agent": "gold",
+                      "patch": (mig / "gold.patch").read_text(), "claimed_success": True,
+                      "agent_cost_usd": 0.0, "human_interventions": 0})
+        for patch in sorted((mig / "broken").glob("*.patch")):
+            lines.append({"schema_version": 1, "task_id": task_dir.name,
+                          "agent": f"broken-{patch.stem}", "patch": patch.read_text(),
+                          "claimed_success": True, "agent_cost_usd": 0.01})
+    return lines
+
+
+@pytest.fixture(scope="session")
+def practice_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from gpu2tpu.harness.evaluate import evaluate_predictions
+
+    root = tmp_path_factory.mktemp("practice")
+    os.environ["GPU2TPU_CACHE"] = str(root / "cache")
+    preds = root / "preds.jsonl"
+    preds.write_text("".join(json.dumps(line) + "\n" for line in practice_predictions()))
+    summary = evaluate_predictions(preds, "practice", root / "runs", workers=1)
+    assert not summary["errors"], summary["errors"]
+    return root / "runs" / "practice"
+
+
+@pytest.fixture(scope="session")
+def real_run_dir(practice_run: Path) -> Path:
+    """A run directory written by `gpu2tpu evaluate` on the practice tasks (for the leaderboard)."""
+    return practice_run

@@ -1,0 +1,113 @@
+"""Every gold migration is graded migrated and every broken one exactly as labelled, for real."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpu2tpu.corpus import TASKS_DIR
+from gpu2tpu.harness.regrade import IntegrityError, regrade_report
+from gpu2tpu.harness.spec import CRITERIA, list_tasks
+
+
+def _label(task_id: str, agent: str) -> dict:
+    if agent == "gold":
+        return {"failing": [], "category": None, "silent": False}
+    name = agent.removeprefix("broken-")
+    return yaml.safe_load((TASKS_DIR / task_id / "migrations" / "broken" / f"{name}.yaml").read_text())
+
+
+def _reports(run: Path) -> list[dict]:
+    summary = json.loads((run / "summary.json").read_text())
+    return [json.loads((run / rel).read_text()) for rel in summary["evaluations"]]
+
+
+def test_suite_shape() -> None:
+    tasks = list_tasks()
+    assert len(tasks) >= 3
+    broken = [p for t in tasks for p in (TASKS_DIR / t / "migrations" / "broken").glob("*.patch")]
+    assert len(broken) >= 8
+    categories = {_label(t, "broken-" + p.stem)["category"]
+                  for t in tasks for p in (TASKS_DIR / t / "migrations" / "broken").glob("*.patch")}
+    for needed in ("wrong_device", "recompilation", "host_sync", "cpu_fallback", "config_drift",
+                   "chips_unused", "workload_changed", "patch_rejected", "crash"):
+        assert needed in categories, f"no broken migration labelled {needed}"
+
+
+def test_every_verdict_as_labelled(practice_run: Path) -> None:
+    reports = _reports(practice_run)
+    assert len(reports) == sum(1 + len(list((TASKS_DIR / t / "migrations" / "broken").glob("*.patch")))
+                               for t in list_tasks())
+    mismatches = []
+    for r in reports:
+        label, v = _label(r["task_id"], r["agent"]), r["verdict"]
+        got = {"failing": [c for c in CRITERIA if not v["criteria"][c]["passed"]],
+               "category": v["category"], "silent": v["silent"]}
+        want = {"failing": list(label["failing"]), "category": label["category"], "silent": label["silent"]}
+        if got != want:
+            bad = [e["text"] for c in v["criteria"].values() for e in c["evidence"] if not e["ok"]]
+            mismatches.append(f"{r['agent']}/{r['task_id']}: got {got}, want {want}; {bad}")
+        assert v["migrated"] == (r["agent"] == "gold")
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_reports_carry_provenance(practice_run: Path) -> None:
+    for r in _reports(practice_run):
+        assert r["schema_version"] == 1 and r["harness_version"] and r["corpus_revision"]
+        assert len(r["task_hash"]) == 64 and r["runtime"]["torch_xla"] == "2.9.0"
+        assert r["files"]["process.json"] and any(k.startswith("references/") for k in r["files"])
+
+
+def test_regrade_reproduces_verdicts(practice_run: Path) -> None:
+    for r in _reports(practice_run):
+        path = practice_run / r["agent"] / r["task_id"] / "report.json"
+        assert regrade_report(path) == r["verdict"]
+
+
+def test_tampered_verdict_is_regraded_to_truth(practice_run: Path, tmp_path: Path) -> None:
+    run = tmp_path / "practice"
+    shutil.copytree(practice_run, run)
+    path = run / "broken-stays_on_cpu" / "cifar_amp" / "report.json"
+    report = json.loads(path.read_text())
+    report["verdict"]["migrated"] = True
+    report["verdict"]["category"] = None
+    path.write_text(json.dumps(report))
+    truth = regrade_report(path)
+    assert not truth["migrated"] and truth["category"] == "wrong_device"
+
+
+def test_tampered_trace_is_refused(practice_run: Path, tmp_path: Path) -> None:
+    run = tmp_path / "practice"
+    shutil.copytree(practice_run, run)
+    trace = run / "broken-stays_on_cpu" / "cifar_amp" / "trace.jsonl"
+    trace.write_text(trace.read_text().replace('"cpu"', '"xla:0"'))
+    with pytest.raises(IntegrityError, match="trace.jsonl"):
+        regrade_report(trace.parent / "report.json")
+
+
+def test_report_cli_matches(practice_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gpu2tpu.cli import main
+
+    assert main(["report", str(practice_run), "--json"]) == 0
+    regraded = {(r["agent"], r["task_id"]): r["verdict"] for r in json.loads(capsys.readouterr().out)}
+    for r in _reports(practice_run):
+        assert regraded[(r["agent"], r["task_id"])] == r["verdict"]
+
+
+def test_changed_prediction_is_not_served_from_cache(practice_run: Path, tmp_path: Path) -> None:
+    """Re-evaluating a different patch under the same run id must grade the new patch."""
+    from gpu2tpu.harness.evaluate import evaluate_predictions
+
+    run_root = tmp_path / "runs"
+    shutil.copytree(practice_run, run_root / "practice")
+    mig = TASKS_DIR / "cifar_amp" / "migrations"
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"schema_version": 1, "task_id": "cifar_amp", "agent": "gold",
+                                 "patch": (mig / "broken" / "protected_edit.patch").read_text()}) + "\n")
+    evaluate_predictions(preds, "practice", run_root)
+    report = json.loads((run_root / "practice" / "gold" / "cifar_amp" / "report.json").read_text())
+    assert report["verdict"]["category"] == "patch_rejected"

@@ -1,0 +1,157 @@
+"""Fast tests of the harness parts, without XLA."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from gpu2tpu.harness import criteria
+from gpu2tpu.harness.predictions import PredictionError, read_predictions
+from gpu2tpu.harness.runner import clean_env, run_probed
+from gpu2tpu.harness.spec import find_task
+from gpu2tpu.harness.trace import RunRecord, Trace
+from gpu2tpu.harness.workspace import PatchRejected, apply_patch, check_paths, touched_paths
+
+
+def test_malformed_prediction_lines_are_named_and_others_kept(tmp_path: Path) -> None:
+    good = {"schema_version": 1, "task_id": "cifar_amp", "agent": "a", "patch": "x"}
+    lines = [json.dumps(good), "{not json", json.dumps({**good, "agent": "b", "schema_version": 2}),
+             json.dumps({**good, "agent": "c", "migrated_dir": "d"}), json.dumps(good),
+             json.dumps({**good, "agent": "../evil"}), json.dumps({**good, "agent": "e", "attempt": "1"})]
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    preds, errors = read_predictions(path)
+    assert [p.agent for p in preds] == ["a"]
+    assert [e.split(":line ")[1].split(":")[0] for e in errors] == ["2", "3", "4", "5", "6", "7"]
+    assert "exactly one of 'patch' or 'migrated_dir'" in errors[2]
+    assert "duplicate" in errors[3]
+    with pytest.raises(PredictionError, match="no such predictions file"):
+        read_predictions(tmp_path / "missing.jsonl")
+
+
+def test_protected_and_escaping_paths_are_refused() -> None:
+    spec = find_task("cifar_amp")
+    patch = "--- a/data.py\n+++ b/data.py\n@@ -1 +1 @@\n-x\n+y\n"
+    assert touched_paths(patch) == ["data.py"]
+    with pytest.raises(PatchRejected, match="protected path 'data.py'"):
+        check_paths(spec, touched_paths(patch))
+    with pytest.raises(PatchRejected, match="outside the project"):
+        check_paths(spec, ["../evaluate.py"])
+    with pytest.raises(PatchRejected, match="git apply failed"):
+        apply_patch(spec, "--- a/train.py\n+++ b/train.py\n@@ -1 +1 @@\n-no such line\n+y\n")
+
+
+def test_secrets_are_stripped(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("ANTHROPIC_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "MY_SERVICE_TOKEN"):
+        monkeypatch.setenv(key, "secret")
+    monkeypatch.setenv("PJRT_DEVICE", "TPU")
+    env = clean_env({"PJRT_DEVICE": "CPU"})
+    assert not any(v == "secret" for v in env.values())
+    assert env["PJRT_DEVICE"] == "CPU"
+
+
+SCRIPT = textwrap.dedent("""
+    import sys, torch
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    for step in range(5):
+        x = torch.randn(16, 4)
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)
+        scaler.step(opt)
+        scaler.update()
+        print(step, loss.item())
+    sys.exit(int(sys.argv[1]))
+""")
+
+
+def test_probe_records_unscaled_loss_grad_norm_and_clip(tmp_path: Path) -> None:
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "train.py").write_text(SCRIPT)
+    res = run_probed(["train.py", "0"], work, tmp_path / "out", clean_env(), 120)
+    assert res.exit_code == 0 and not res.timed_out
+    trace = Trace.load(tmp_path / "out" / "trace.jsonl")
+    printed = [float(line.split()[1]) for line in (tmp_path / "out" / "stdout.log").read_text().splitlines()]
+    assert len(trace.applied) == 5
+    assert trace.losses == pytest.approx(printed, rel=1e-6)  # unscaled, despite GradScaler
+    assert all(s["clip"] == [{"max_norm": 0.5, "norm_type": 2.0}] for s in trace.applied)
+    assert all(s["grad_norm"] > 0 and s["batch_size"] == [16] for s in trace.applied)
+    assert trace.optimizer and trace.optimizer["class"] == "SGD"
+    assert trace.optimizer["param_count"] == 4 * 8 + 8 + 8 + 1
+    assert trace.end and trace.end["exit_code"] == 0 and trace.runtime["backend"] == "cpu"
+    assert trace.grad_scaler == {"event": "grad_scaler", "enabled": True}
+
+
+def test_probe_passes_exit_status_through(tmp_path: Path) -> None:
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "train.py").write_text(SCRIPT)
+    res = run_probed(["train.py", "3"], work, tmp_path / "out", clean_env(), 120)
+    assert res.exit_code == 3
+    assert Trace.load(tmp_path / "out" / "trace.jsonl").end["exit_code"] == 3
+
+
+def test_time_limit_kills_the_process_group(tmp_path: Path) -> None:
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "train.py").write_text(
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        "open('child.pid', 'w').write(str(child.pid))\n"
+        "time.sleep(600)\n")
+    start = time.monotonic()
+    res = run_probed(["train.py"], work, tmp_path / "out", clean_env(), 20)
+    assert res.timed_out and time.monotonic() - start < 60
+    trace = Trace.load(tmp_path / "out" / "trace.jsonl")
+    assert trace.end and "signal" in trace.end["error"]
+    status = Path(f"/proc/{int((work / 'child.pid').read_text())}/status")
+    time.sleep(0.5)
+    assert not status.exists() or "zombie" in status.read_text()  # the grandchild was killed too
+
+
+def _record(losses: list[float], exit_code: int = 0) -> RunRecord:
+    steps = [{"step": i, "loss": v, "grad_norm": 1.0, "lr": [0.1], "clip": [], "micro_batches": 1,
+              "batch_size": [8], "input_devices": ["xla:0"], "loss_device": "xla:0", "wall_s": 0.01}
+             for i, v in enumerate(losses)]
+    trace = Trace(optimizer={"class": "SGD", "groups": [{"lr": 0.1}], "param_count": 10,
+                             "param_shapes_sha": "x", "param_devices": ["xla:0"]}, steps=steps)
+    return RunRecord(process={"exit_code": exit_code, "wall_s": 1.0}, trace=trace, goal={"value": 0.5})
+
+
+def test_zero_loss_curve_does_not_pass_numerics() -> None:
+    spec = find_task("cifar_amp")
+    ref = [_record([2.0 - 0.01 * i for i in range(40)]),
+           _record([2.1 - 0.01 * i for i in range(40)])]
+    zeros = _record([0.0] * 40)
+    assert not criteria.numerics(spec, ref, zeros).passed
+    same = _record([2.0 - 0.01 * i for i in range(40)])
+    assert criteria.numerics(spec, ref, same).passed
+
+
+def test_goal_tolerance_follows_reference_magnitude() -> None:
+    spec = find_task("cifar_amp")
+    refs = [_record([1.0]), _record([1.0])]
+    for r, v in zip(refs, (0.80, 0.80)):
+        r.goal["value"] = v
+    worse = _record([1.0])
+    worse.goal["value"] = 0.70
+    assert not criteria.goal(spec, refs, worse).passed
+    close = _record([1.0])
+    close.goal["value"] = 0.79
+    assert criteria.goal(spec, refs, close).passed
+
+
+def test_python_is_this_interpreter() -> None:
+    assert os.path.exists(sys.executable)

@@ -1,0 +1,241 @@
+"""Submission: checks, re-scoring, idempotency, atomicity (real DuckDB files throughout)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import lb_runfactory as rf
+import pytest
+
+from gpu2tpu.cli import main
+from gpu2tpu.leaderboard import ingest, prices
+from gpu2tpu.leaderboard.ingest import submit
+from gpu2tpu.leaderboard.runfiles import SubmissionRefused
+
+pytestmark = pytest.mark.usefixtures("fake_regrader", "corpus_tasks")
+
+
+def mixed_evals() -> list[rf.Eval]:
+    return [
+        rf.Eval("cifar_amp", target="tpu-v5e"),  # migrated
+        rf.Eval("mnist_mlp", backend="cpu"),  # wrong_device, silent
+        rf.Eval("gpt_tiny", exit_code=1, claimed_success=False),  # crash, not silent
+        rf.Eval("resnet_ddp", loss0=3.0),  # numerics_drift, silent
+    ]
+
+
+def counts(db: Path) -> dict[str, int]:
+    if not db.exists():
+        return {}
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {
+            t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]  # type: ignore[index]
+            for t in ("submissions", "evaluations", "evidence", "tasks", "prices")
+        }
+    finally:
+        con.close()
+
+
+def test_submit_cli_stores_regraded_rows(tmp_path: Path, capsys) -> None:
+    run = rf.write_run(tmp_path / "runs", mixed_evals())
+    meta = rf.write_metadata(tmp_path / "meta.yaml")
+    db = tmp_path / "lb.duckdb"
+    assert main(["submit", str(run), "--metadata", str(meta), "--db", str(db)]) == 0
+    assert "submitted 4 evaluations" in capsys.readouterr().out
+    assert counts(db) == {"submissions": 1, "evaluations": 4, "evidence": 20, "tasks": 4,
+                          "prices": 6}
+    con = duckdb.connect(str(db), read_only=True)
+    rows = dict(con.execute("SELECT task_id, category FROM evaluations").fetchall())
+    assert rows == {"cifar_amp": None, "mnist_mlp": "wrong_device", "gpt_tiny": "crash",
+                    "resnet_ddp": "numerics_drift"}
+    cost = con.execute(
+        "SELECT execution_cost_usd, price_version FROM evaluations WHERE task_id='cifar_amp'"
+    ).fetchall()[0]
+    assert cost == (pytest.approx(36 / 3600 * 1.20), "2026-12-02")
+    types = dict(con.execute(
+        "SELECT table_name || '.' || column_name, data_type FROM information_schema.columns "
+        "WHERE column_name IN ('submitted_at', 'created_at', 'updated_at')").fetchall())
+    assert set(types.values()) == {"TIMESTAMP WITH TIME ZONE"}
+    assert con.execute("SELECT task_id, title, source FROM tasks WHERE task_id = 'cifar_amp'"
+                       ).fetchall() == [("cifar_amp", "CIFAR with fp16 AMP", "corpus")]
+    assert con.execute("SELECT source FROM tasks WHERE task_id = 'gpt_tiny'").fetchall() == [
+        ("report",)]
+    meta_json = json.loads(con.execute("SELECT metadata FROM submissions").fetchall()[0][0])
+    assert meta_json["organisation"] == "Test Lab" and meta_json["date"] == "2026-12-02"
+    con.close()
+
+
+def test_same_run_twice_is_a_no_op_and_new_attempt_is_a_new_row(tmp_path: Path) -> None:
+    db = tmp_path / "lb.duckdb"
+    meta = rf.write_metadata(tmp_path / "meta.yaml")
+    run = rf.write_run(tmp_path / "runs", mixed_evals())
+    first = submit(run, meta, db)
+    before = counts(db)
+    again = submit(run, meta, db)
+    assert first.inserted == 4 and again.submission_id is None and again.skipped == 4
+    assert counts(db) == before
+    run2 = rf.write_run(tmp_path / "runs2", [rf.Eval("cifar_amp", attempt=2)], run_id="run-2")
+    second = submit(run2, meta, db)
+    assert second.inserted == 1
+    after = counts(db)
+    assert after["submissions"] == 2 and after["evaluations"] == 5
+    con = duckdb.connect(str(db), read_only=True)
+    attempts = con.execute(
+        "SELECT attempt FROM evaluations WHERE task_id='cifar_amp' ORDER BY attempt").fetchall()
+    assert attempts == [(1,), (2,)]
+
+
+def test_forged_verdict_is_rescored_to_the_truth(tmp_path: Path) -> None:
+    run = rf.write_run(tmp_path / "runs", mixed_evals())
+    report_path = run / "agent-a" / "mnist_mlp" / "report.json"
+    report = json.loads(report_path.read_text())
+    report["verdict"].update(migrated=True, silent=False, category=None, categories=[])
+    report["verdict"]["criteria"]["hardware"]["passed"] = True
+    report_path.write_text(json.dumps(report))
+    db = tmp_path / "lb.duckdb"
+    result = submit(run, rf.write_metadata(tmp_path / "m.yaml"), db)
+    assert result.verdict_changed == 1
+    con = duckdb.connect(str(db), read_only=True)
+    row = con.execute(
+        "SELECT migrated, hardware, category, reported_migrated, verdict_changed, verdict_diff "
+        "FROM evaluations WHERE task_id = 'mnist_mlp'").fetchall()[0]
+    assert row[:5] == (False, False, "wrong_device", True, True)
+    assert {"migrated", "category", "criteria.hardware.passed"} <= set(row[5])
+    assert con.execute("SELECT n_verdict_changed FROM submissions").fetchall()[0] == (1,)
+    assert con.execute(
+        "SELECT count(*) FROM evaluations WHERE verdict_changed").fetchall()[0] == (1,)
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        ("tamper_trace", "does not match its recorded sha256"),
+        ("delete_trace", "trace.jsonl is missing"),
+        ("unlist_trace", "lists no trace.jsonl"),
+        ("delete_reference", "references/ref-1/seed-0/trace.jsonl is missing"),
+        ("unknown_harness", "unknown harness version '9.9.9'"),
+        ("unknown_revision", "unknown corpus revision 'rev-nobody-knows'"),
+        ("unknown_target", "no price for execution target 'gpu-b999'"),
+        ("escape_path", "outside the run directory"),
+    ],
+)
+def test_refusals_write_nothing(tmp_path: Path, damage: str, message: str) -> None:
+    db = tmp_path / "lb.duckdb"
+    meta = rf.write_metadata(tmp_path / "m.yaml")
+    submit(rf.write_run(tmp_path / "old", [rf.Eval("seed_task")], run_id="old"), meta, db)
+    before = counts(db)
+    run = rf.write_run(tmp_path / "runs", mixed_evals())
+    eval_dir = run / "agent-a" / "gpt_tiny"
+    report = json.loads((eval_dir / "report.json").read_text())
+    if damage == "tamper_trace":
+        with (eval_dir / "trace.jsonl").open("a") as fh:
+            fh.write('{"event": "step", "step": 99}\n')
+    elif damage == "delete_trace":
+        (eval_dir / "trace.jsonl").unlink()
+    elif damage == "unlist_trace":
+        del report["files"]["trace.jsonl"]
+    elif damage == "delete_reference":
+        (run / "references" / "ref-1" / "seed-0" / "trace.jsonl").unlink()
+    elif damage == "unknown_harness":
+        report["harness_version"] = "9.9.9"
+    elif damage == "unknown_revision":
+        report["corpus_revision"] = "rev-nobody-knows"
+    elif damage == "unknown_target":
+        report["execution"]["target"] = "gpu-b999"
+    elif damage == "escape_path":
+        report["files"]["../../../etc/hostname"] = "0" * 64
+    (eval_dir / "report.json").write_text(json.dumps(report))
+    with pytest.raises(SubmissionRefused, match=message.replace("(", r"\(").replace(".", r"\.")):
+        submit(run, meta, db)
+    assert counts(db) == before
+
+
+def test_cli_refusal_is_a_user_error(tmp_path: Path, capsys) -> None:
+    run = rf.write_run(tmp_path / "runs", mixed_evals())
+    meta = tmp_path / "m.yaml"
+    meta.write_text("agent: agent-a\nmodel: model-x\n")
+    db = tmp_path / "lb.duckdb"
+    assert main(["submit", str(run), "--metadata", str(meta), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing written" in err and "organisation" in err
+    assert not db.exists()
+
+
+def test_metadata_must_match_the_reports(tmp_path: Path) -> None:
+    run = rf.write_run(tmp_path / "runs", mixed_evals())
+    with pytest.raises(SubmissionRefused, match="no report .* is by agent 'other'"):
+        submit(run, rf.write_metadata(tmp_path / "a.yaml", agent="other"), tmp_path / "x.db")
+    with pytest.raises(SubmissionRefused, match="model 'model-x'"):
+        submit(run, rf.write_metadata(tmp_path / "b.yaml", model="model-y"), tmp_path / "x.db")
+
+
+def test_listed_corpus_revision_is_known(tmp_path: Path, monkeypatch) -> None:
+    known = tmp_path / "known.txt"
+    known.write_text("# released\nrev-2026-11\n")
+    monkeypatch.setattr(prices, "KNOWN_REVISIONS", known)
+    run = rf.write_run(tmp_path / "runs", [rf.Eval("t")], corpus_revision="rev-2026-11")
+    assert submit(run, rf.write_metadata(tmp_path / "m.yaml"), tmp_path / "lb.db").inserted == 1
+
+
+def test_crash_inside_the_transaction_leaves_the_store_as_it_was(tmp_path, monkeypatch) -> None:
+    db = tmp_path / "lb.duckdb"
+    meta = rf.write_metadata(tmp_path / "m.yaml")
+    submit(rf.write_run(tmp_path / "old", [rf.Eval("seed_task")], run_id="old"), meta, db)
+    before = counts(db)
+
+    def explode(con, rows):  # evaluations and the submission are already inserted by now
+        assert con.execute("SELECT count(*) FROM evaluations").fetchall()[0][0] > before["evaluations"]
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(ingest, "_insert_evidence", explode)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        submit(rf.write_run(tmp_path / "runs", mixed_evals()), meta, db)
+    assert counts(db) == before
+
+
+KILL_SCRIPT = """
+import sys, time, pathlib
+sys.path.insert(0, sys.argv[4])
+import lb_runfactory as rf
+from gpu2tpu.leaderboard import ingest
+ingest.regrade_verdict = rf.fake_regrade
+real = ingest._insert_evidence
+def stall(con, rows):
+    real(con, rows)
+    pathlib.Path(sys.argv[5]).write_text("inside")
+    time.sleep(120)
+ingest._insert_evidence = stall
+ingest.submit(pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3]))
+"""
+
+
+def test_kill_mid_ingest_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    db = tmp_path / "lb.duckdb"
+    meta = rf.write_metadata(tmp_path / "m.yaml")
+    submit(rf.write_run(tmp_path / "old", [rf.Eval("seed_task")], run_id="old"), meta, db)
+    before = counts(db)
+    run = rf.write_run(tmp_path / "runs", mixed_evals())
+    flag = tmp_path / "flag"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILL_SCRIPT, str(run), str(meta), str(db),
+         str(Path(__file__).parent), str(flag)],
+        env={**os.environ},
+    )
+    try:
+        deadline = time.time() + 60
+        while not flag.exists() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert flag.exists(), "child never reached the middle of the transaction"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert counts(db) == before
+    assert submit(run, meta, db).inserted == 4  # and the store still works afterwards
