@@ -18,13 +18,29 @@ import numpy as np
 import pyarrow as pa
 
 from gpu2tpu.leaderboard import prices
+from gpu2tpu.leaderboard.export import export_store, open_export
 from gpu2tpu.leaderboard.queries import VIEWS, run_view
 from gpu2tpu.leaderboard.rows import CRITERIA, SCHEMAS, to_arrow
 from gpu2tpu.leaderboard.schema import ROLLUP_TABLES, open_read_only, open_writable, rollup_select
 
-CATEGORIES = np.array(["crash", "timeout", "wrong_device", "cpu_fallback", "chips_unused",
-                       "recompilation", "host_sync", "numerics_drift", "config_drift",
-                       "workload_changed", "goal_regressed", "slow", "patch_rejected", "infra"])
+CATEGORIES = np.array(
+    [
+        "crash",
+        "timeout",
+        "wrong_device",
+        "cpu_fallback",
+        "chips_unused",
+        "recompilation",
+        "host_sync",
+        "numerics_drift",
+        "config_drift",
+        "workload_changed",
+        "goal_regressed",
+        "slow",
+        "patch_rejected",
+        "infra",
+    ]
+)
 
 
 def synthetic_batch(rng: np.random.Generator, start: int, n: int, agents: int, tasks: int):
@@ -38,7 +54,8 @@ def synthetic_batch(rng: np.random.Generator, start: int, n: int, agents: int, t
         passes[c] = alive & (rng.random(n) < 0.55 + 0.4 * skill)
         alive = passes[c]
     migrated = alive
-    category = np.where(migrated, None, CATEGORIES[rng.integers(0, len(CATEGORIES), n)])
+    drawn = CATEGORIES[rng.integers(0, len(CATEGORIES), n)]
+    category = [None if ok else str(c) for ok, c in zip(migrated, drawn, strict=True)]
     cats = [[c] if c is not None else [] for c in category]
     exit0 = passes["runs"] | (rng.random(n) < 0.3)
     claimed = rng.random(n) < 0.8
@@ -55,14 +72,15 @@ def synthetic_batch(rng: np.random.Generator, start: int, n: int, agents: int, t
         "attempt": (idx % 3 + 1).astype(np.int32),
         "prediction_hash": [f"{i:064x}" for i in idx],
         "report_path": [f"agent/task/{i}/report.json" for i in idx],
-        "created_at": pa.array(np.full(n, np.datetime64("2026-12-02T16:00:00", "us")),
-                               pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC")),
+        "created_at": pa.array(
+            np.full(n, np.datetime64("2026-12-02T16:00:00", "us")), pa.timestamp("us")
+        ).cast(pa.timestamp("us", tz="UTC")),
         "harness_version": ["0.1.0"] * n,
         "corpus_revision": ["bench"] * n,
         **{c: passes[c] for c in CRITERIA},
         "migrated": migrated,
         "silent": ~migrated & exit0,
-        "category": category.tolist(),
+        "category": category,
         "categories": cats,
         "verdict_changed": rng.random(n) < 0.01,
         "verdict_diff": [[] for _ in range(n)],
@@ -82,8 +100,7 @@ def synthetic_batch(rng: np.random.Generator, start: int, n: int, agents: int, t
         "compile_count": rng.integers(1, 20, n).astype(np.int32),
     }
     schema = SCHEMAS["evaluations"]
-    arrays = [pa.array(cols[f.name], f.type) if f.name in cols else pa.nulls(n, f.type)
-              for f in schema]
+    arrays = [pa.array(cols[f.name], f.type) if f.name in cols else pa.nulls(n, f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -106,8 +123,7 @@ def main() -> None:
         con.execute("BEGIN TRANSACTION")
         for start in range(0, args.rows, args.batch):
             g0 = time.perf_counter()
-            batch = synthetic_batch(rng, start, min(args.batch, args.rows - start),
-                                    args.agents, args.tasks)
+            batch = synthetic_batch(rng, start, min(args.batch, args.rows - start), args.agents, args.tasks)
             gen_s += time.perf_counter() - g0
             con.register("_batch", batch)
             con.execute("INSERT INTO evaluations BY NAME SELECT * FROM _batch")
@@ -118,7 +134,8 @@ def main() -> None:
             "INSERT INTO submissions BY NAME SELECT submission_id, run_id, 'agent' AS agent, "
             "'Org' AS organisation, now() AS submitted_at, '0.1.0' AS harness_version, "
             "'bench' AS corpus_revision, 'h' AS predictions_hash, 1000 AS n_evaluations, "
-            "0 AS n_verdict_changed, '{}' AS metadata FROM _subs")
+            "0 AS n_verdict_changed, '{}' AS metadata FROM _subs"
+        )
         r0 = time.perf_counter()
         for table in ROLLUP_TABLES:
             con.execute(f"INSERT INTO {table} BY NAME {rollup_select(table)}")
@@ -126,17 +143,26 @@ def main() -> None:
         con.execute("COMMIT")
         total_s = time.perf_counter() - t0
         load_s = total_s - gen_s
-        tasks = to_arrow("tasks", [{"task_id": f"task-{t:04d}", "source": "corpus",
-                                    "updated_at": time_now()} for t in range(args.tasks)])
+        tasks = to_arrow(
+            "tasks",
+            [
+                {"task_id": f"task-{t:04d}", "source": "corpus", "updated_at": time_now()}
+                for t in range(args.tasks)
+            ],
+        )
         con.register("_tasks", tasks)
         con.execute("INSERT INTO tasks BY NAME SELECT * FROM _tasks")
         con.close()
         size_mb = db.stat().st_size / 1e6
-        print(f"rows: {args.rows:,} evaluations  ({args.agents} agents, {args.tasks} tasks), "
-              f"store {size_mb:.0f} MB")
-        print(f"ingest: {args.rows / load_s:,.0f} rows/s into DuckDB via Arrow "
-              f"({load_s:.2f} s load incl. {rollup_s:.2f} s rollups, one "
-              f"transaction; + {gen_s:.2f} s synthetic generation)")
+        print(
+            f"rows: {args.rows:,} evaluations  ({args.agents} agents, {args.tasks} tasks), "
+            f"store {size_mb:.0f} MB"
+        )
+        print(
+            f"ingest: {args.rows / load_s:,.0f} rows/s into DuckDB via Arrow "
+            f"({load_s:.2f} s load incl. {rollup_s:.2f} s rollups, one "
+            f"transaction; + {gen_s:.2f} s synthetic generation)"
+        )
         ro = open_read_only(db)
         worst = 0.0
         for view in VIEWS:
@@ -147,10 +173,59 @@ def main() -> None:
                 times.append((time.perf_counter() - s) * 1000)
             med = statistics.median(times[1:])
             worst = max(worst, med)
-            print(f"view {view:<12} first {times[0]:7.1f} ms  median {med:7.1f} ms  "
-                  f"({len(result.rows)} rows)  {'ok' if med < 200 else 'OVER 200 ms'}")
-        ro.close()
+            print(
+                f"view {view:<12} first {times[0]:7.1f} ms  median {med:7.1f} ms  "
+                f"({len(result.rows)} rows)  {'ok' if med < 200 else 'OVER 200 ms'}"
+            )
         print(f"slowest view median: {worst:.1f} ms (goal < 200 ms)")
+        e0 = time.perf_counter()
+        manifest = export_store(ro, Path(tmp) / "export")
+        e1 = time.perf_counter()
+        ro.close()
+        exported = open_export(str(Path(tmp) / "export"))
+        e2 = time.perf_counter()
+        s0 = time.perf_counter()
+        run_view(exported, "agents")
+        print(
+            f"export: {e1 - e0:.2f} s ({manifest['tables']['evaluations']['rows']:,} rows to "
+            f"parquet); --from load {e2 - e1:.2f} s; agents view from export "
+            f"{(time.perf_counter() - s0) * 1000:.1f} ms"
+        )
+        exported.close()
+        print(
+            f"incremental submit of 50 evaluations into the {args.rows:,}-row store: "
+            f"{incremental_submit_ms(db, rng, args):.0f} ms (insert + rollups + commit)"
+        )
+
+
+def incremental_submit_ms(db: Path, rng: np.random.Generator, args: argparse.Namespace) -> float:
+    """Time the transactional part of `gpu2tpu submit` (ingest._write) for one small run."""
+    import datetime as dt
+
+    from gpu2tpu.leaderboard import ingest
+
+    rows = synthetic_batch(rng, args.rows + 1, 50, args.agents, args.tasks).to_pylist()
+    for i, row in enumerate(rows):  # one submission is one agent's run
+        row.update(evaluation_id=f"incremental-{args.rows}-{i}", agent="agent-001", model="model-1")
+    submission = {
+        "submission_id": f"incremental-{args.rows}",
+        "run_id": "incremental",
+        "agent": "agent-001",
+        "organisation": "Org",
+        "submitted_at": dt.datetime.now(dt.timezone.utc),
+        "harness_version": "0.1.0",
+        "corpus_revision": "bench",
+        "predictions_hash": "h",
+        "n_evaluations": 0,
+        "n_verdict_changed": 0,
+        "metadata": "{}",
+    }
+    con = open_writable(db)
+    start = time.perf_counter()
+    ingest._write(con, db, submission, rows, [], prices.load_prices(), [], dt.datetime.now(dt.timezone.utc))
+    elapsed = (time.perf_counter() - start) * 1000
+    con.close()
+    return elapsed
 
 
 def time_now():

@@ -14,9 +14,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 from datasets import Features
+
 from gpu2tpu.corpus import DATA_DIR, TASKS_DIR, card
 from gpu2tpu.corpus.check import SPLITS, run_check
-from gpu2tpu.corpus.records import CURATION_DIR, PROJECTS_DIR, load_considered, load_records
+from gpu2tpu.corpus.records import (
+    CURATION_DIR,
+    PROJECTS_DIR,
+    Considered,
+    load_considered,
+    load_records,
+)
 from gpu2tpu.corpus.schema import PROJECT_FEATURES, TASK_FEATURES, project_row, task_row
 
 TASK_SPLIT = "practice"
@@ -89,6 +96,20 @@ def build(out_dir: Path = DATA_DIR, projects_dir: Path = PROJECTS_DIR,
     tmp = out_dir.with_name(out_dir.name + ".building")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    try:
+        revision, counts = _write_all(tmp, rows, tasks, considered, curation_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    tmp.rename(out_dir)
+    return BuildResult(out_dir, revision, counts, problems)
+
+
+def _write_all(tmp: Path, rows: list[dict[str, Any]], tasks: list[dict[str, Any]],
+               considered: list[Considered], curation_dir: Path) -> tuple[str, dict[str, int]]:
+    """Write parquet, REVISION, considered.tsv, chart and card into `tmp`."""
     splits: dict[str, dict[str, str]] = {"projects": {}, "tasks": {}}
     digest = hashlib.sha256()
     counts: dict[str, int] = {}
@@ -108,8 +129,5 @@ def build(out_dir: Path = DATA_DIR, projects_dir: Path = PROJECTS_DIR,
     card.write_chart(tmp, rows)
     text = card.render(splits, rows, tasks, considered, revision)
     (tmp / "README.md").write_text(text, encoding="utf-8")
+    return revision, counts
 
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    tmp.rename(out_dir)
-    return BuildResult(out_dir, revision, counts, problems)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from gpu2tpu.corpus import PACKAGE_DIR, difficulty, stats
 from gpu2tpu.corpus.records import Considered
 from gpu2tpu.corpus.scanner import SCANNER_VERSION
@@ -47,6 +48,14 @@ def _formula_table() -> str:
         shown = ", ".join("CUDA-only package count" if k == "deps" else k.replace("size:", "")
                           for k in keys)
         lines.append(f"| {name} | {weight:g} | {half:g} | {shown} |")
+    return "\n".join(lines)
+
+
+def _licence_table(projects: list[dict[str, Any]]) -> str:
+    counts = Counter((str(r.get("licence")), str(r.get("split"))) for r in projects)
+    lines = ["| licence (detected) | split | projects |", "|---|---|---:|"]
+    for (spdx, split), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"| {spdx} | {split} | {n} |")
     return "\n".join(lines)
 
 
@@ -182,6 +191,10 @@ Tiers:
 {stats.markdown_tier_table(stats.tier_counts(projects))}
 
 ![projects per domain and difficulty]({CHART_NAME})
+
+Licences:
+
+{_licence_table(projects)}
 
 ## Candidates considered
 

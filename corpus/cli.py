@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = csub.add_parser("check", help="validate every project record and the considered logs",
                         description="Print one line per problem (file: field: what); exit 1 if "
-                        "any. With --expect-count also checks the count, the 20%% domain cap and "
+                        "any. With --expect-count also checks the count, the 20% domain cap and "
                         "at least 15 tier-3 records.")
     p.add_argument("dir", nargs="?", type=Path, default=PROJECTS_DIR, help="records folder")
     p.add_argument("--curation-dir", type=Path, help="considered-*.tsv folder "
@@ -62,20 +62,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "considered.tsv (deterministic: same inputs, same bytes).")
     p.add_argument("--out", type=Path, default=DATA_DIR, help="output folder (default: the "
                    "package's embedded copy)")
-    p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR)
-    p.add_argument("--curation-dir", type=Path, default=CURATION_DIR)
-    p.add_argument("--tasks-dir", type=Path, default=TASKS_DIR)
+    p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR, help="records folder")
+    p.add_argument("--curation-dir", type=Path, default=CURATION_DIR,
+                   help="considered-*.tsv folder")
+    p.add_argument("--tasks-dir", type=Path, default=TASKS_DIR,
+                   help="practice tasks (<task_id>/task.yaml)")
     p.add_argument("--allow-invalid", action="store_true",
                    help="build even when `corpus check` reports problems")
     p.set_defaults(func=_build)
 
-    p = csub.add_parser("stats", help="print the domain x difficulty table and tier counts")
-    p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR)
+    p = csub.add_parser("stats", help="print the domain x difficulty table and tier counts",
+                        description="Count records per domain and difficulty bucket, and per "
+                        "tier and split (unscanned records under '?').")
+    p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR, help="records folder")
     p.set_defaults(func=_stats)
 
     p = csub.add_parser("download", help="fetch the dataset from the Hugging Face Hub "
-                        "(falls back to the embedded copy when offline)")
-    p.add_argument("--repo-id", default="gpu2tpu/corpus")
+                        "(falls back to the embedded copy when offline)",
+                        description="Download the dataset with huggingface_hub. When the Hub "
+                        "cannot be reached, say so and use the copy embedded in the package.")
+    p.add_argument("--repo-id", default="gpu2tpu/corpus", help="dataset repo (default "
+                   "%(default)s)")
     p.add_argument("--revision", help="branch, tag or commit on the Hub")
     p.add_argument("--to", type=Path, help="copy the dataset into this folder")
     p.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
@@ -83,7 +90,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache-dir", type=Path, help="huggingface_hub cache (default: HF_HOME's)")
     p.set_defaults(func=_download)
 
-    p = csub.add_parser("publish", help="create the Hub dataset repo and upload data, then card")
+    p = csub.add_parser("publish", help="create the Hub dataset repo and upload data, then card",
+                        description="Create the dataset repo if needed, upload the built data "
+                        "(parquet, REVISION, considered.tsv, chart), then the card README.md.")
     p.add_argument("--repo-id", required=True, help="owner/name of the dataset repo")
     p.add_argument("--data-dir", type=Path, default=DATA_DIR, help="built dataset folder")
     p.add_argument("--dry-run", action="store_true", help="only list what would be uploaded")
@@ -94,6 +103,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _scan(args: argparse.Namespace) -> int:
     import yaml
+
     from gpu2tpu.corpus.scanner import scan_path
     from gpu2tpu.corpus.source import SourceError
 

@@ -40,6 +40,7 @@ def load(config: str = "projects", split: str | None = None, data_dir: Path | No
     Empty splits are not stored; asking for one returns an empty Dataset with the features.
     """
     import datasets
+
     from gpu2tpu.corpus.build import TASK_SPLIT
     from gpu2tpu.corpus.check import SPLITS
     from gpu2tpu.corpus.schema import PROJECT_FEATURES, TASK_FEATURES

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from gpu2tpu.corpus import PACKAGE_DIR
 
 PROJECTS_DIR = PACKAGE_DIR / "projects"

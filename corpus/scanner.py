@@ -38,7 +38,7 @@ _QUOTED_PIN = re.compile(r"""['"]([A-Za-z0-9][\w\.\-]*)(?:\[[^\]]*\])?\s*==\s*([
 _REQ_NAME = re.compile(r"^\s*-?\s*([A-Za-z0-9][\w\.\-]*)")
 _COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
 _SKIP_DIRS = {"test", "tests", "unittest", "unittests", "docs", "doc", "config", "configs"}
-_TRAIN_HINTS = (".backward(", "optim", "Trainer", "train(", "__main__")
+_TRAIN_HINTS = (".backward(", "Trainer(", ".fit(", "train(")  # with a __main__ guard
 
 
 def _suffix(path: str) -> str:
@@ -52,7 +52,7 @@ def _is_dep_file(path: str) -> bool:
 def _licence_rank(path: str) -> tuple[int, int, str] | None:
     """Sort key for licence candidates: top-level files first, LICENSE before COPYING."""
     name = PurePosixPath(path).name
-    if not _LICENCE_FILE.match(name) or path.count("/") > 1:
+    if not _LICENCE_FILE.match(name) or path.count("/") > 1 or _suffix(name) in PY_SUFFIXES:
         return None
     return (path.count("/"), 0 if name.lower().startswith("licen") else 1, path)
 
@@ -117,6 +117,7 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
     train: list[str] = []
     evals: list[str] = []
     absent = {e.path for e in entries if e.size < 0}  # blobs the snapshot does not hold
+    unread = 0
 
     to_read: list[Entry] = []
     for e in entries:
@@ -128,22 +129,26 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
         size["cython_files"] += suffix in CYTHON_SUFFIXES
         if (suffix in PY_SUFFIXES and e.size <= MAX_TEXT_BYTES) or _is_dep_file(e.path):
             to_read.append(e)
-    licence_files = sorted((k, e) for e in entries if (k := _licence_rank(e.path)))
-    if licence_files:
-        to_read.append(licence_files[0][1])
+    ranked = sorted((rank, e) for e in entries if (rank := _licence_rank(e.path)))
+    licence_files = [e for _rank, e in ranked[:5]]
+    to_read.extend(licence_files)
 
     dep_files: list[str] = []
     pinned: dict[str, str] = {}
     licence: dict[str, Any] = {"spdx": None, "permissive": False, "file": None}
     for entry, data in source.read_many(to_read):
-        if data is None:
+        if data is None:  # a file the scan needed is not in the snapshot
             absent.add(entry.path)
+            unread += 1
             continue
         text = _decode(data)
         path = entry.path
-        if licence_files and entry is licence_files[0][1]:
+        if entry in licence_files:
             spdx, permissive = patterns.detect_licence(text)
-            licence = {"spdx": spdx, "permissive": permissive, "file": path}
+            # the first licence file wins, unless it is unrecognised and a later one is known
+            if licence["spdx"] in (None, "LicenseRef-unknown") and (
+                    licence["spdx"] is None or spdx != "LicenseRef-unknown"):
+                licence = {"spdx": spdx, "permissive": permissive, "file": path}
         if _is_dep_file(path):
             dep_files.append(path)
             for name, version in _pins(path, text):
@@ -154,8 +159,7 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
             continue
         size["python_lines"] += text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         code = _COMMENT_LINE.sub("", text)
-        for name, rx in patterns.COMPILED.items():
-            counts[name] += len(rx.findall(code))
+        patterns.count_constructs(code, counts)
         mods = patterns.imported_modules(code)
         for fw in patterns.frameworks_of(mods):
             frameworks[fw] += 1
@@ -179,7 +183,8 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
         "cuda_only_deps": sorted(deps),
         "entry_points": {"train": _rank(train), "eval": _rank(evals)},
         "counts": counts,
-        "missing_blobs": len(absent),
+        "missing_blobs": len(absent),  # files absent from the snapshot (>= 4 MiB in fetch's)
+        "missing_scanned_blobs": unread,  # of which Python/dependency/licence files
     }
     scan.update(difficulty.derive(scan))
     return scan
@@ -190,11 +195,11 @@ def _entry_kind(path: str, code: str) -> str | None:
     if any(p.lower() in _SKIP_DIRS for p in parts[:-1]):
         return None
     name = parts[-1]
-    if _TRAIN_NAME.match(name) and any(h in code for h in _TRAIN_HINTS):
+    if _TRAIN_NAME.match(name):
         return "train"
     if _EVAL_NAME.match(name) and not name.startswith("test_"):
         return "eval"
-    if _MAIN_GUARD.search(code) and ".backward(" in code and ".step(" in code:
+    if _MAIN_GUARD.search(code) and any(h in code for h in _TRAIN_HINTS):
         return "train"
     return None
 

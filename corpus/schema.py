@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from datasets import Features, List, Value
+
 from gpu2tpu.corpus import patterns
 from gpu2tpu.corpus.scanner import SIZE_KEYS
 
@@ -43,6 +44,8 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
     "eval_entry_points": (List(_S), "likely evaluation scripts"),
     "counts": ({k: _I for k in patterns.CONSTRUCTS},
                "occurrences of GPU constructs and XLA hazards"),
+    "missing_blobs": (_I, "files absent from the snapshot (fetch omits files of 4 MiB or more)"),
+    "missing_scanned_blobs": (_I, "of those, Python / dependency / licence files"),
     "tier": (Value("int8"), "0 device-agnostic .. 3 custom kernels / CUDA-only packages"),
     "flags": (List(_S), "derived tags"),
     "score": (_I, "difficulty score 0-100"),
@@ -139,6 +142,8 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
         "eval_entry_points": _strs(entry.get("eval")),
         "counts": ({k: int((scan.get("counts") or {}).get(k, 0)) for k in patterns.CONSTRUCTS}
                    if scan else None),
+        "missing_blobs": _int(scan.get("missing_blobs")),
+        "missing_scanned_blobs": _int(scan.get("missing_scanned_blobs")),
         "tier": _int(scan.get("tier")),
         "flags": _strs(scan.get("flags")),
         "score": _int(scan.get("score")),

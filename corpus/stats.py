@@ -77,10 +77,12 @@ def text_report(rows: list[dict[str, Any]]) -> str:
 
 def svg_chart(table: dict[str, dict[str, int]]) -> str:
     """A horizontal stacked bar chart (domain x bucket) as a standalone SVG document."""
-    colours = {"easy": "#4caf50", "medium": "#ffb300", "hard": "#e53935", "?": "#9e9e9e"}
+    colours = {"easy": "#4caf50", "medium": "#ffb300", "hard": "#e53935"}
+    if any(c.get("?") for c in table.values()):
+        colours["?"] = "#9e9e9e"
     left, top, bar_h, gap, scale = 110, 40, 18, 6, 14
     peak = max([sum(c.values()) for c in table.values()] + [1])
-    width = left + peak * scale + 60
+    width = max(left + peak * scale + 60, left + 90 * len(colours) + 40)
     height = top + len(table) * (bar_h + gap) + 20
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'font-family="sans-serif" font-size="12">',

@@ -111,8 +111,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         summary = evaluate_predictions(preds, "demo", args.runs, workers=args.workers)
     rows = load_rows(args.runs / "demo", summary["evaluations"])
     print(format_table(rows))
-    wrong = [r["agent"] for r in rows
-             if ("migrated" if r["verdict"]["migrated"] else r["verdict"]["category"]) != expected[r["agent"]]]
+    def outcome(r: dict[str, Any]) -> str:
+        return "migrated" if r["verdict"]["migrated"] else r["verdict"]["category"]
+
+    wrong = [r["agent"] for r in rows if outcome(r) != expected[r["agent"]]]
     print(f"\nexpected: {', '.join(f'{k}={v}' for k, v in expected.items())}")
     print("all verdicts as labelled" if not wrong else f"UNEXPECTED verdicts: {', '.join(wrong)}")
     return 1 if wrong else 0

@@ -132,8 +132,13 @@ def _check_config(res: CriterionResult, ref: Trace, tr: Trace) -> None:
     res.check(not diffs, "optimizer hyper-parameters " + ("; ".join(diffs) if diffs else "identical"),
               "config_drift")
     n = min(len(ref.applied), len(tr.applied))
+    def lr_differs(a: list[float] | None, b: list[float] | None) -> bool:
+        if a is None:
+            return False
+        return b is None or len(a) != len(b) or any(_rel(y, x) > 1e-6 for x, y in zip(a, b))
+
     lr_bad = [i for i, (a, b) in enumerate(zip(_step_values(ref, "lr")[:n], _step_values(tr, "lr")[:n]))
-              if a is not None and (b is None or len(a) != len(b) or any(_rel(y, x) > 1e-6 for x, y in zip(a, b)))]
+              if lr_differs(a, b)]
     res.check(not lr_bad, f"learning rate per step over {n} steps" +
               (f": differs from step {lr_bad[0]} on ({_step_values(tr, 'lr')[lr_bad[0]]} vs "
                f"{_step_values(ref, 'lr')[lr_bad[0]]})" if lr_bad else ": identical"), "config_drift")
@@ -179,7 +184,7 @@ def hardware(spec: RunSpec, target: str, gold: RunRecord, cand: RunRecord) -> Cr
               f"devices used {rt.get('devices_used')} of {rt.get('device_count')} "
               f"(task asks for {spec.target_chips}; spmd={rt.get('spmd')}, "
               f"world size {rt.get('world_size')})", "chips_unused")
-    gold_ops = set(((gold.trace.final_counters or {}).get("fallback") or {}))
+    gold_ops = set((gold.trace.final_counters or {}).get("fallback") or {})
     ops = (tr.final_counters or {}).get("fallback") or {}
     extra = {op: n for op, n in ops.items() if op not in gold_ops and op not in spec.fallback_allowlist}
     res.check(not extra, "CPU-fallback ops beyond the gold migration and allowlist: " +
@@ -234,11 +239,12 @@ def goal(spec: RunSpec, refs: list[RunRecord], cand: RunRecord) -> CriterionResu
     res = CriterionResult("goal")
     ref_values = [v for v in (r.goal_value for r in refs) if v is not None]
     value = cand.goal_value
-    if not res.check(value is not None and math.isfinite(value),
-                     f"{spec.goal.metric}: no value ({cand.goal.get('error', 'no checkpoint')})",
-                     "goal_regressed") or not ref_values:
+    if value is None or not math.isfinite(value):
+        res.check(False, f"{spec.goal.metric}: no value ({cand.goal.get('error', 'no checkpoint')})",
+                  "goal_regressed")
         return res
-    assert value is not None
+    if not ref_values:
+        return res
     primary = ref_values[0]
     spread = statistics.pstdev(ref_values) if len(ref_values) > 1 else 0.0
     tol = max(spec.goal.tolerance * abs(primary), spec.tolerances.curve_spread_z * spread)

@@ -14,6 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from gpu2tpu import __version__
 from gpu2tpu.corpus import revision
 from gpu2tpu.harness.execution import ensure_references, run_and_record, runtime_versions, write_json
@@ -65,18 +67,20 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
             shutil.copytree(cached, dest, dirs_exist_ok=True)
         refs[task_id] = (key, dest)
     reports: list[dict[str, Any]] = []
-    done = 0
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, \
+            tqdm(total=len(preds), desc="evaluating", unit="run", file=sys.stderr,
+                 disable=not sys.stderr.isatty()) as bar:
         futures = {pool.submit(evaluate_one, specs[p.task_id], p, run_dir, refs[p.task_id], target): p
                    for p in preds}
         for fut in as_completed(futures):
             pred = futures[fut]
             report = fut.result()
             reports.append(report)
-            done += 1
+            bar.update(1)
             v = report["verdict"]
-            log(f"[{done}/{len(preds)}] {pred.label}: "
-                f"{'migrated' if v['migrated'] else v['category']}")
+            outcome = "migrated" if v["migrated"] else v["category"]
+            line = f"[{len(reports)}/{len(preds)}] {pred.label}: {outcome}"
+            bar.write(line, file=sys.stderr) if not bar.disable else log(line)
     summary = write_summary(run_dir, run_id, reports, errors)
     return summary
 

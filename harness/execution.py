@@ -60,6 +60,7 @@ def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
     argv = [sys.executable, str(spec.task_dir / "evaluate.py"), "--checkpoint", str(checkpoint),
             "--out", str(goal_file)]
     res = run_process(argv, spec.task_dir, out_dir, clean_env(), 300, log_name="evaluate")
+    base["wall_s"] = round(res.wall_s, 3)
     if res.exit_code != 0 or not goal_file.exists():
         tail = (out_dir / "evaluate.stderr.log").read_text(errors="replace").strip().splitlines()
         return {**base, "error": f"evaluate.py failed (exit {res.exit_code}): "

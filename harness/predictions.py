@@ -11,7 +11,8 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
-_OPTIONAL = {"model": str, "claimed_success": bool, "agent_cost_usd": (int, float),
+_OPTIONAL: dict[str, type | tuple[type, ...]] = {
+    "model": str, "claimed_success": bool, "agent_cost_usd": (int, float),
              "input_tokens": int, "output_tokens": int, "human_interventions": int, "attempt": int,
              "wall_time_s": (int, float), "trajectory": str, "error": str}
 
@@ -77,7 +78,7 @@ def parse_line(text: str, number: int, base: Path) -> Prediction:
 
 
 def read_predictions(path: Path) -> tuple[list[Prediction], list[str]]:
-    """(valid predictions, one error message per bad line); duplicates of (agent, task, attempt) are errors."""
+    """(valid predictions, one error per bad line); a repeated (agent, task, attempt) is an error."""
     if not path.exists():
         raise PredictionError(f"{path}: no such predictions file")
     preds: list[Prediction] = []

@@ -22,6 +22,7 @@ import sys
 import time
 import traceback
 import warnings
+from typing import Any
 
 import torch
 
@@ -99,6 +100,41 @@ class XlaCounters:
                 "world_size": world, "devices_used": used}
 
 
+class TpuCounters:
+    """TorchTPU (`torch_tpu`, device `tpu`) facts, best effort: its compile-cache counters.
+
+    Off a TPU host this backend cannot run, so only the interface is exercised here."""
+
+    def __init__(self) -> None:
+        self.tpu = getattr(torch, "tpu", None)
+        self.probe_reads = 0
+
+    def _call(self, name: str) -> int:
+        fn = getattr(self.tpu, name, None)
+        try:
+            return int(fn()) if callable(fn) else 0
+        except Exception:
+            return 0
+
+    def snapshot(self) -> dict:
+        return {"compiles": self._call("_get_cache_misses"), "cached_compiles": self._call("_get_cache_hits"),
+                "executions": 0, "syncs": 0, "host_reads": 0, "fallback": {}}
+
+    def syncs(self) -> int:
+        return -1  # no lazy graph to wait for: every recorded tensor is readable
+
+    def read(self, tensors: list) -> list[float]:
+        return [float(t.float().cpu()) for t in tensors]
+
+    def seconds(self, name: str) -> float:
+        return 0.0
+
+    def runtime(self, input_sharding: str | None) -> dict:
+        count = self._call("device_count") or 1
+        return {"backend": "tpu", "device_type": "TPU", "device_count": count, "spmd": False,
+                "world_size": 1, "devices_used": 1}
+
+
 def _sharding_devices(spec: str) -> int:
     """Devices a tensor is split over, from an HLO sharding string such as {devices=[4,1]0,1,2,3}."""
     if "devices=[" not in spec:
@@ -119,7 +155,7 @@ class Recorder:
         self.t0 = time.perf_counter()
         self.last_step_t = self.t0
         self.step = 0
-        self.xla: XlaCounters | None = None
+        self.xla: XlaCounters | TpuCounters | None = None  # the lazy backend's counters
         self.seen_optimizers: set[int] = set()
         self.autocast_states: set[tuple] = set()
         self.scaled: dict[int, torch.Tensor] = {}
@@ -133,12 +169,15 @@ class Recorder:
         self.out.write(json.dumps({"event": event, **fields}, default=_jsonable) + "\n")
 
     def _new_step(self) -> None:
-        self.cur = {"losses": [], "clip": [], "norm": None, "batch_size": [], "input_devices": set(),
+        self.cur: dict[str, Any] = {"losses": [], "clip": [], "norm": None, "batch_size": [],
+                                    "input_devices": set(),
                     "loss_device": None, "lr": None}
 
     def counters(self) -> dict | None:
         if self.xla is None and "torch_xla.debug.metrics" in sys.modules and self.backend == "xla":
             self.xla = XlaCounters()
+        elif self.xla is None and self.backend == "tpu":
+            self.xla = TpuCounters()
         return self.xla.snapshot() if self.xla else None
 
     # --- hooks -------------------------------------------------------------------------------
@@ -153,6 +192,8 @@ class Recorder:
             self.cur["norm"] = total_norm.detach()
 
     def on_forward(self, args, kwargs) -> None:
+        if not torch.is_grad_enabled():
+            return  # evaluation forwards are not part of the training workload
         tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
         if not tensors:
             return
@@ -209,7 +250,7 @@ class Recorder:
                   "input_devices": sorted(self.cur["input_devices"]),
                   "loss_device": self.cur["loss_device"], "wall_s": now - self.last_step_t,
                   "skipped": skipped, "counters": self.counters(),
-                  "_tensors": self.cur["losses"] + ([self.cur["norm"]] if self.cur["norm"] is not None else []),
+                  "_tensors": self.cur["losses"] + ([] if self.cur["norm"] is None else [self.cur["norm"]]),
                   "_has_norm": self.cur["norm"] is not None,
                   "_syncs": self.xla.syncs() if self.xla else 0}
         self.queue.append(record)
@@ -224,7 +265,8 @@ class Recorder:
         ready = len(self.queue)
         if not force and self.xla is not None:
             syncs = self.xla.syncs()
-            ready = next((i for i, r in enumerate(self.queue) if r["_syncs"] >= syncs), len(self.queue))
+            ready = next((i for i, r in enumerate(self.queue) if r["_syncs"] >= syncs >= 0),
+                         len(self.queue))
         if not ready:
             return
         batch, self.queue = self.queue[:ready], self.queue[ready:]
@@ -245,8 +287,8 @@ class Recorder:
     def _read(self, tensors: list) -> list[float]:
         if not tensors:
             return []
-        xla_ts = [t for t in tensors if t.device.type == "xla"]
-        if self.xla is not None and len(xla_ts) == len(tensors):
+        lazy = [t for t in tensors if t.device.type in ("xla", "tpu")]
+        if self.xla is not None and len(lazy) == len(tensors):
             return self.xla.read(tensors)
         return [float(t.float().cpu()) for t in tensors]
 
@@ -256,7 +298,8 @@ class Recorder:
                 self.flush(force=True)
             except Exception as exc:  # a crashed run may hold unreadable tensors
                 error = (error or "") + f"\nprobe: could not read pending values: {exc!r}"
-        runtime = {"backend": self.backend, "device_type": self.backend.upper(), "device_count": 1,
+        runtime: dict[str, Any] = {"backend": self.backend, "device_type": self.backend.upper(),
+                                   "device_count": 1,
                    "spmd": False, "world_size": 1, "devices_used": 1}
         try:
             if self.xla is not None:
@@ -299,7 +342,7 @@ def install_hooks(rec: Recorder) -> None:
         finally:
             rec.in_backward = False
 
-    torch.Tensor.backward = backward
+    torch.Tensor.backward = backward  # type: ignore[method-assign]
     torch.autograd.backward = autograd_backward
     wrap_clip(rec)
 
@@ -323,7 +366,7 @@ def install_hooks(rec: Recorder) -> None:
             rec.on_optimizer_post(skipped=True)
         return result
 
-    scaler_cls.scale, scaler_cls.step = scale, step
+    scaler_cls.scale, scaler_cls.step = scale, step  # type: ignore[method-assign]
 
     orig_enter = torch.autocast.__enter__
 
@@ -332,7 +375,7 @@ def install_hooks(rec: Recorder) -> None:
         rec.on_autocast(self.device)
         return result
 
-    torch.autocast.__enter__ = enter
+    torch.autocast.__enter__ = enter  # type: ignore[method-assign]
 
     from torch.optim.optimizer import (
         register_optimizer_step_post_hook,
@@ -347,7 +390,7 @@ def install_hooks(rec: Recorder) -> None:
         orig_init(self, params, defaults)
         hook_root_module(rec, self)
 
-    torch.optim.Optimizer.__init__ = opt_init
+    torch.optim.Optimizer.__init__ = opt_init  # type: ignore[method-assign]
 
     orig_seed = torch.manual_seed
 
@@ -375,7 +418,7 @@ def wrap_clip(rec: Recorder) -> None:
         if getattr(fn, "_gpu2tpu_probe", False):
             continue
 
-        owner.clip_grad_norm_ = _clip_wrapper(rec, fn)
+        owner.clip_grad_norm_ = _clip_wrapper(rec, fn)  # type: ignore[attr-defined]
 
 
 def _clip_wrapper(rec: Recorder, fn):
@@ -406,7 +449,7 @@ def hook_root_module(rec: Recorder, opt) -> None:
                 if best_key is None or key > best_key:
                     best, best_key = obj, key
     if best is not None:
-        best._gpu2tpu_hooked = True
+        object.__setattr__(best, "_gpu2tpu_hooked", True)
         best.register_forward_pre_hook(lambda m, a, kw: rec.on_forward(a, kw), with_kwargs=True)
         best.register_forward_hook(lambda m, a, out: rec.on_output(out))
 
@@ -430,7 +473,7 @@ class _PostImport:
             exec_module(module)
             callback()
 
-        spec.loader.exec_module = exec_then_hook  # type: ignore[method-assign]
+        spec.loader.exec_module = exec_then_hook
         return spec
 
 

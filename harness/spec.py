@@ -13,9 +13,10 @@ from gpu2tpu.cli import UserError
 from gpu2tpu.corpus import TASKS_DIR
 
 CRITERIA = ("runs", "numerics", "hardware", "goal", "performance")
-# Taxonomy order: the first failing category in this order names the verdict.
+# Taxonomy order: the first failing category in this order names the verdict. Causes come
+# before symptoms: a changed configuration or workload explains the numerical drift it causes.
 CATEGORIES = ("patch_rejected", "crash", "timeout", "wrong_device", "cpu_fallback", "chips_unused",
-              "recompilation", "host_sync", "numerics_drift", "config_drift", "workload_changed",
+              "recompilation", "host_sync", "config_drift", "workload_changed", "numerics_drift",
               "goal_regressed", "slow", "infra")
 PRECISION_POLICIES = ("fp32", "bf16_allowed")
 

@@ -6,11 +6,13 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
-
+from gpu2tpu.leaderboard.paths import DB_ENV, default_db_path
 from gpu2tpu.leaderboard.queries import FORMATS, VIEWS, render, run_sql, run_view
-from gpu2tpu.leaderboard.schema import DB_ENV, default_db_path
+
+if TYPE_CHECKING:
+    import duckdb
 
 _S = argparse.SUPPRESS  # sub-command options only override the parent's when given
 
@@ -160,6 +162,8 @@ def _db(args: argparse.Namespace) -> Path:
 
 
 def _reader(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
+    import duckdb
+
     from gpu2tpu.leaderboard.export import ExportError, open_export
     from gpu2tpu.leaderboard.schema import StoreError, open_read_only
 
@@ -196,6 +200,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
 
 def _cmd_sql(args: argparse.Namespace) -> int:
+    import duckdb
+
     con = _reader(args)
     try:
         con.execute("SET enable_external_access = false")  # no COPY TO / file reads either
@@ -251,14 +257,21 @@ def _cmd_site(args: argparse.Namespace) -> int:
 
 
 def _cmd_migrate(args: argparse.Namespace) -> int:
-    from gpu2tpu.leaderboard.schema import migrate
+    import duckdb
+
+    from gpu2tpu.leaderboard.schema import StoreError, migrate
 
     path = _db(args)
     if not path.exists():
         raise _user_error(f"no store at {path}")
-    con = duckdb.connect(str(path))
+    try:
+        con = duckdb.connect(str(path))
+    except duckdb.Error as exc:
+        raise _user_error(f"cannot open {path} for writing: {exc}") from exc
     try:
         applied = migrate(con)
+    except StoreError as exc:
+        raise _user_error(str(exc)) from exc
     finally:
         con.close()
     print(f"{path}: applied migrations {applied}" if applied else f"{path}: already current")

@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import duckdb
 import pyarrow.parquet as pq
@@ -54,7 +54,8 @@ class ExportError(Exception):
 
 def export_store(con: duckdb.DuckDBPyConnection, to_dir: Path) -> dict[str, Any]:
     """Write every table and view as parquet plus a manifest; return the manifest."""
-    from gpu2tpu import __version__, corpus
+    import gpu2tpu.corpus as corpus
+    from gpu2tpu import __version__
 
     (to_dir / "tables").mkdir(parents=True, exist_ok=True)
     (to_dir / "views").mkdir(parents=True, exist_ok=True)
@@ -94,9 +95,7 @@ def export_store(con: duckdb.DuckDBPyConnection, to_dir: Path) -> dict[str, Any]
     return manifest
 
 
-def open_export(
-    source: str, download: Callable[..., str] | None = None
-) -> duckdb.DuckDBPyConnection:
+def open_export(source: str, download: Callable[..., str] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB holding an export's tables (read with read_parquet), files verified.
 
     `source` is a local directory or `hf://datasets/OWNER/NAME[@REVISION]` (downloaded with
@@ -124,9 +123,7 @@ def open_export(
             raise ExportError(f"{source}: {entry['path']} is missing")
         if _sha(path) != entry["sha256"]:
             raise ExportError(f"{source}: {entry['path']} does not match its manifest sha256")
-        con.execute(
-            f"CREATE TABLE {table} AS SELECT * FROM read_parquet($path)", {"path": str(path)}
-        )
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_parquet($path)", {"path": str(path)})
     con.execute("SET enable_external_access = false")  # nothing else is read or written
     return con
 
@@ -144,7 +141,9 @@ def _local_export(source: str, download: Callable[..., str] | None) -> Path:
     if repo.count("/") != 1:
         raise ExportError(f"{source}: expected hf://datasets/OWNER/NAME[@REVISION]")
     if download is None:
-        from huggingface_hub import snapshot_download as download
+        from huggingface_hub import snapshot_download
+
+        download = snapshot_download
     path = download(
         repo_id=repo,
         repo_type="dataset",
@@ -168,7 +167,7 @@ def publish(export_dir: Path, repo_id: str, api: HubApi | None = None, private: 
     if api is None:
         from huggingface_hub import HfApi
 
-        api = HfApi()
+        api = cast(HubApi, HfApi())
     api.create_repo(repo_id=repo_id, repo_type="dataset", exist_ok=True, private=private)
     counts = ", ".join(f"{k} {v['rows']}" for k, v in manifest["tables"].items())
     return api.upload_folder(
@@ -189,7 +188,8 @@ def _dataset_card(manifest: dict[str, Any]) -> str:
         f"---\nconfigs:\n{configs}\n---\n\n# gpu2tpu leaderboard\n\n"
         "Results of coding agents migrating PyTorch projects from NVIDIA GPUs to TPUs, re-scored "
         "from saved traces by the gpu2tpu harness. `views/` holds the leaderboard tables, "
-        "`tables/` the store they are computed from; `manifest.json` lists sha256 and row counts.\n\n"
+        "`tables/` the store they are computed from; `manifest.json` lists sha256 and row "
+        "counts.\n\n"
         f"schema_version {manifest['schema_version']}, harness {manifest['harness_version']}, "
         f"corpus revision {manifest['corpus_revision']}, exported {manifest['created_at']}.\n\n"
         f"| table | rows |\n|---|---|\n{rows}\n"

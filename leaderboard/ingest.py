@@ -27,7 +27,7 @@ from gpu2tpu.leaderboard.runfiles import (
     find_reports,
     load_metadata,
 )
-from gpu2tpu.leaderboard.schema import ROLLUP_TABLES, open_writable, rollup_select
+from gpu2tpu.leaderboard.schema import ROLLUP_TABLES, StoreError, open_writable, rollup_select
 
 
 def regrade_verdict(report_path: Path) -> dict[str, Any]:
@@ -41,7 +41,7 @@ def regrade_verdict(report_path: Path) -> dict[str, Any]:
     try:
         return dict(regrade_report(report_path))
     except IntegrityError as exc:
-        raise SubmissionRefused(f"{report_path}: {exc}") from exc
+        raise SubmissionRefused(str(exc)) from exc  # the harness's message names the file
 
 
 @dataclass
@@ -102,9 +102,7 @@ def submit(run_dir: Path, metadata_path: Path, db: Path) -> SubmitResult:
     _check_unique(eval_rows)
 
     first = ours[0].data
-    predictions_hash = _sha(
-        sorted([r["task_id"], r["attempt"], r["prediction_hash"]] for r in eval_rows)
-    )
+    predictions_hash = _sha(sorted([r["task_id"], r["attempt"], r["prediction_hash"]] for r in eval_rows))
     submission_id = _sha([first["run_id"], agent, sorted(r["evaluation_id"] for r in eval_rows)])
     submission = {
         "submission_id": submission_id,
@@ -113,9 +111,7 @@ def submit(run_dir: Path, metadata_path: Path, db: Path) -> SubmitResult:
         "model": metadata.get("model"),
         "organisation": metadata["organisation"],
         "submitted_at": now,
-        "run_created_at": min(
-            (r["created_at"] for r in eval_rows if r["created_at"]), default=None
-        ),
+        "run_created_at": min((r["created_at"] for r in eval_rows if r["created_at"]), default=None),
         "harness_version": first["harness_version"],
         "corpus_revision": first["corpus_revision"],
         "predictions_hash": predictions_hash,
@@ -126,7 +122,7 @@ def submit(run_dir: Path, metadata_path: Path, db: Path) -> SubmitResult:
     }
     try:
         con = open_writable(db)
-    except duckdb.IOException as exc:
+    except (duckdb.IOException, StoreError) as exc:
         raise SubmissionRefused(f"cannot open store {db} for writing: {exc}") from exc
     try:
         return _write(con, db, submission, eval_rows, ev_rows, prices, ignored, now)
@@ -206,11 +202,16 @@ def refresh_rollups(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) 
         ),
     )
     match = "{t}.agent = k.agent AND {t}.model IS NOT DISTINCT FROM k.model"
-    src = f"(SELECT e.* FROM evaluations e SEMI JOIN _keys k ON {match.format(t='e')})"
     try:
+        # One scan of evaluations for the affected pairs, then every rollup from that subset.
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _affected AS SELECT e.* FROM evaluations e "
+            f"SEMI JOIN _keys k ON {match.format(t='e')}"
+        )
         for table in ROLLUP_TABLES:
             con.execute(f"DELETE FROM {table} s USING _keys k WHERE {match.format(t='s')}")
-            con.execute(f"INSERT INTO {table} BY NAME {rollup_select(table, src)}")
+            con.execute(f"INSERT INTO {table} BY NAME {rollup_select(table, '_affected')}")
+        con.execute("DROP TABLE _affected")
     finally:
         con.unregister("_keys")
 
@@ -222,7 +223,7 @@ def _insert_evidence(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]])
 
 def _upsert_tasks(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], now: dt.datetime):
     """Tasks from the installed corpus (replacing), then any task only known from reports."""
-    from gpu2tpu import corpus
+    import gpu2tpu.corpus as corpus
 
     tasks: dict[str, dict[str, Any]] = {}
     tasks_dir = Path(corpus.TASKS_DIR)
@@ -299,9 +300,7 @@ def _check_unique(rows: list[dict[str, Any]]) -> None:
         seen.add(key)
 
 
-def _price_for(
-    report: ReportFile, prices: list[price_table.Price], version: str
-) -> price_table.Price | None:
+def _price_for(report: ReportFile, prices: list[price_table.Price], version: str) -> price_table.Price | None:
     execution = report.data.get("execution") or {}
     chip_seconds = execution.get("chip_seconds")
     target = execution.get("target")

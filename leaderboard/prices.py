@@ -108,7 +108,7 @@ def sync_prices(con: duckdb.DuckDBPyConnection, prices: list[Price]) -> None:
 
 def known_corpus_revisions(path: Path | None = None) -> set[str]:
     """`gpu2tpu.corpus.revision()` plus every revision listed in the checked-in file."""
-    from gpu2tpu import corpus
+    import gpu2tpu.corpus as corpus
 
     path = path or KNOWN_REVISIONS
     known = {corpus.revision()}

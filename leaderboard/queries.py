@@ -9,9 +9,10 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
+if TYPE_CHECKING:
+    import duckdb
 
 SQL_DIR = Path(__file__).resolve().parent / "sql"
 VIEWS = ("agents", "tasks", "failures", "costs", "calibration")
@@ -54,9 +55,7 @@ def run_view(con: duckdb.DuckDBPyConnection, name: str, **filters: Any) -> Resul
     return run_sql(con, sql, params)
 
 
-def run_sql(
-    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
-) -> Result:
+def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> Result:
     cur = con.execute(sql, params or {})
     columns = [d[0] for d in (cur.description or [])]
     return Result(columns, cur.fetchall())

@@ -88,6 +88,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("criterion", pa.string()),
             ("seq", pa.int32()),
             ("passed", pa.bool_()),
+            ("ok", pa.bool_()),
             ("text", pa.string()),
             ("category", pa.string()),
         ]
@@ -124,7 +125,7 @@ def evaluation_id(report: ReportFile, model: str | None) -> str:
         d["prediction_hash"],
         d.get("task_hash"),
         d["harness_version"],
-        report.file_hashes["trace.jsonl"],
+        sorted(report.file_hashes.items()),
     ]
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()
 
@@ -219,6 +220,7 @@ def evidence_rows(eval_id: str, verdict: dict[str, Any]) -> list[dict[str, Any]]
                     "criterion": name,
                     "seq": seq,
                     "passed": bool(criterion.get("passed")),
+                    "ok": line.get("ok"),
                     "text": str(line.get("text", "")),
                     "category": line.get("category"),
                 }

@@ -28,6 +28,7 @@ REQUIRED_REPORT_KEYS = (
     "files",
 )
 TRACE = "trace.jsonl"
+PROCESS = "process.json"
 
 
 class SubmissionRefused(Exception):
@@ -121,8 +122,8 @@ def check_report(
             f"(known: {', '.join(sorted(known_revisions))}); evaluate against a released corpus"
         )
     files = data["files"]
-    if not isinstance(files, dict) or TRACE not in files:
-        raise SubmissionRefused(f"{path} lists no {TRACE}: the run has no trace to re-score from")
+    if not isinstance(files, dict) or not files:
+        raise SubmissionRefused(f"{path} lists no files: nothing to re-score from")
     report = ReportFile(path=path, rel=path.relative_to(run_dir).as_posix(), data=data)
     for name, expected in files.items():
         target = resolve_listed(run_dir, path.parent, str(name), path)
@@ -135,7 +136,17 @@ def check_report(
                 "evaluation); re-run `gpu2tpu evaluate`"
             )
         report.file_hashes[str(name)] = actual
+    if TRACE not in files and not _never_ran(run_dir, path, files):
+        raise SubmissionRefused(f"{path} lists no {TRACE}: the run has no trace to re-score from")
     return report
+
+
+def _never_ran(run_dir: Path, path: Path, files: dict[str, Any]) -> bool:
+    """True when the (hash-verified) process.json says the patch was rejected, so no trace."""
+    if PROCESS not in files:
+        return False
+    process_path = resolve_listed(run_dir, path.parent, PROCESS, path)
+    return bool(process_path and _read_json(process_path).get("patch_rejected"))
 
 
 def resolve_listed(run_dir: Path, eval_dir: Path, name: str, source: Path) -> Path | None:

@@ -6,22 +6,19 @@ Every migration is applied once, in order, inside a transaction, and recorded in
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-DB_ENV = "GPU2TPU_DB"
+from gpu2tpu.leaderboard.paths import DB_ENV, default_db_path
+
+__all__ = ["DB_ENV", "default_db_path"]  # re-exported: the store's location lives in paths.py
 
 
-def default_db_path() -> Path:
-    """`$GPU2TPU_DB`, else the user cache: `~/.cache/gpu2tpu/leaderboard.duckdb`."""
-    if os.environ.get(DB_ENV):
-        return Path(os.environ[DB_ENV]).expanduser()
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "gpu2tpu" / "leaderboard.duckdb"
+class StoreError(Exception):
+    """The store cannot be used as asked (missing, or at another schema version)."""
 
 
 @dataclass(frozen=True)
@@ -134,9 +131,10 @@ _V1 = Migration(
 
 _V2 = Migration(
     2,
-    "evaluations.verdict_diff: which verdict fields the regrade changed",
+    "evaluations.verdict_diff (verdict fields the regrade changed), evidence.ok (per line)",
     (
         "ALTER TABLE evaluations ADD COLUMN verdict_diff VARCHAR[]",
+        "ALTER TABLE evidence ADD COLUMN ok BOOLEAN",  # v1 rows: unknown (NULL)
         # Rows from v1 knew only whether the verdict changed; an empty list is exact for the rest.
         "UPDATE evaluations SET verdict_diff = [] WHERE NOT verdict_changed",
     ),
@@ -237,14 +235,14 @@ def migrate(
     target: int = CURRENT_VERSION,
     on_applied: Callable[[Migration], None] | None = None,
 ) -> list[int]:
-    """Apply pending migrations up to `target`, each in its own transaction; return those applied."""
+    """Apply pending migrations up to `target`, each in one transaction; return those applied."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
         "description VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
     )
     current = schema_version(con)
     if current > CURRENT_VERSION:
-        raise RuntimeError(
+        raise StoreError(
             f"store is at schema v{current}, newer than this gpu2tpu (v{CURRENT_VERSION}); upgrade"
         )
     applied = []
@@ -275,10 +273,6 @@ def open_writable(path: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(path))
     migrate(con)
     return con
-
-
-class StoreError(Exception):
-    """The store cannot be read as asked (missing, or at another schema version)."""
 
 
 def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:

@@ -60,7 +60,7 @@ def build_site(con: duckdb.DuckDBPyConnection, to_dir: Path, source: str) -> Pat
         )
     nav = " ".join(f'<a href="#{v}">{_TITLES[v]}</a>' for v in VIEWS)
     page = (
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>gpu2tpu leaderboard</title><style>{_CSS}</style></head><body>"
         "<h1>gpu2tpu leaderboard</h1>"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,13 @@ import pytest
 from gpu2tpu.corpus import TASKS_DIR
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # One reference cache per test session, shared by every test (and the processes they start),
+    # so each practice task's references are built once and nothing from outside the session is used.
+    if "GPU2TPU_CACHE" not in os.environ:
+        os.environ["GPU2TPU_CACHE"] = tempfile.mkdtemp(prefix="gpu2tpu-test-cache-")
 
 
 def practice_predictions() -> list[dict]:
@@ -33,7 +41,6 @@ def practice_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gpu2tpu.harness.evaluate import evaluate_predictions
 
     root = tmp_path_factory.mktemp("practice")
-    os.environ["GPU2TPU_CACHE"] = str(root / "cache")
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps(line) + "\n" for line in practice_predictions()))
     summary = evaluate_predictions(preds, "practice", root / "runs", workers=1)

@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from gpu2tpu.harness.agent.human import Human
 from gpu2tpu.harness.agent.loop import AgentConfig
 from gpu2tpu.harness.agent.pricing import Price, price_for

@@ -6,6 +6,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+
+from gpu2tpu.cli import UserError
 from gpu2tpu.harness.agent.pricing import (
     PriceTable,
     Usage,
@@ -13,8 +15,6 @@ from gpu2tpu.harness.agent.pricing import (
     parse_price_override,
     price_for,
 )
-
-from gpu2tpu.cli import UserError
 
 
 def test_table_is_versioned_with_source() -> None:

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+
+from gpu2tpu.cli import UserError
 from gpu2tpu.harness.agent import commands
 from gpu2tpu.harness.agent.human import NO_HELP, SCRIPT_EXHAUSTED, Human, parse_human
 from gpu2tpu.harness.agent.task import AgentTask
 from gpu2tpu.harness.agent.tools import ToolBox, ToolError
 from gpu2tpu.harness.agent.workspace import make_working_copy
-
-from gpu2tpu.cli import UserError
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from gpu2tpu.harness.agent.workspace import (
     PathRefused,
     confine,

@@ -10,17 +10,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import gpu2tpu.corpus
 import pytest
 import yaml
 from corpus_helpers import TASK
+from huggingface_hub import DatasetCard
+
+import gpu2tpu.corpus
+from gpu2tpu.cli import main
 from gpu2tpu.corpus import DATA_DIR, revision
 from gpu2tpu.corpus.build import BuildError, build
 from gpu2tpu.corpus.hub import load
 from gpu2tpu.corpus.records import PROJECTS_DIR, record_paths
 from gpu2tpu.corpus.schema import PROJECT_FEATURES, TASK_FEATURES
-
-from gpu2tpu.cli import main
 
 
 def _offline_python(code: str, tmp: Path) -> Any:
@@ -80,6 +81,8 @@ def test_card_and_side_files(small, tmp_path):
     card = (out / "README.md").read_text()
     meta = yaml.safe_load(card.split("---\n")[1])
     assert meta["license"] == "apache-2.0" and meta["pretty_name"]
+    parsed = DatasetCard.load(out / "README.md").data  # the Hub's own card parser accepts it
+    assert parsed.license == "apache-2.0" and parsed.configs == meta["configs"]
     assert [c["config_name"] for c in meta["configs"]] == ["projects", "tasks"]
     for section in ("## Citation", "## Schema: `projects`", "## How it was built",
                     "## Inclusion criteria", "## Difficulty", "## Distribution"):
@@ -131,7 +134,12 @@ def test_stats_cli(small, capsys):
     out = capsys.readouterr().out
     assert "3 project record(s)" in out
     lines = {ln.split()[0]: ln.split()[1:] for ln in out.splitlines() if ln.strip()}
-    assert lines["vision"][:3] == ["1", "0", "0"] and lines["nlp"][2] == "1"
+    assert lines["vision"] == ["1", "0", "0", "0", "1"]  # easy medium hard ? total
+    bucket = yaml.safe_load((small["projects"] / "bob__b.yaml").read_text())["scan"]["bucket"]
+    want = ["0", "0", "0", "0", "1"]
+    want[["easy", "medium", "hard"].index(bucket)] = "1"
+    assert lines["nlp"] == want
+    assert lines["3"] == ["1", "0", "1"]  # tier 3: one main record (bob/b), none reference_only
 
 
 def test_embedded_corpus_matches_records(tmp_path):

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 from corpus_helpers import TIER0, TIER3, commit_files, record, write_considered, write_record
-from gpu2tpu.corpus.check import run_check
-from gpu2tpu.corpus.scanner import scan_path
 
 from gpu2tpu.cli import main
+from gpu2tpu.corpus.check import run_check
+from gpu2tpu.corpus.scanner import scan_path
 
 
 @pytest.fixture(scope="module")

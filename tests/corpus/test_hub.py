@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 import socket
 from pathlib import Path
 from typing import Any
 
-import gpu2tpu.corpus
 import pytest
 from corpus_fake_hub import COMMIT, FakeHub
+from huggingface_hub import HfApi
+
+import gpu2tpu.corpus
+from gpu2tpu.cli import main
 from gpu2tpu.corpus.build import build
 from gpu2tpu.corpus.hub import HubError, download, load, publish
-
-from gpu2tpu.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -88,20 +90,24 @@ def test_download_unknown_repo_is_an_error_not_a_fallback(built, embedded, tmp_p
 
 
 class FakeApi:
-    """HfApi-shaped recorder."""
+    """HfApi-shaped recorder: every call must bind to the real HfApi method's signature."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
-    def create_repo(self, repo_id: str, **kw: Any) -> str:
-        self.calls.append(("create_repo", {"repo_id": repo_id, **kw}))
-        return f"https://hub/datasets/{repo_id}"
+    def _record(self, name: str, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
+        bound = inspect.signature(getattr(HfApi, name)).bind(self, *args, **kw)
+        self.calls.append((name, {k: v for k, v in bound.arguments.items() if k != "self"}))
 
-    def upload_folder(self, **kw: Any) -> None:
-        self.calls.append(("upload_folder", kw))
+    def create_repo(self, *args: Any, **kw: Any) -> str:
+        self._record("create_repo", args, kw)
+        return "https://hub/datasets/x"
 
-    def upload_file(self, **kw: Any) -> None:
-        self.calls.append(("upload_file", kw))
+    def upload_folder(self, *args: Any, **kw: Any) -> None:
+        self._record("upload_folder", args, kw)
+
+    def upload_file(self, *args: Any, **kw: Any) -> None:
+        self._record("upload_file", args, kw)
 
 
 def test_publish_creates_repo_then_data_then_card(built):

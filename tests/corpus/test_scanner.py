@@ -15,12 +15,12 @@ from corpus_helpers import (
     record,
     write_record,
 )
+
+from gpu2tpu.cli import main
 from gpu2tpu.corpus import difficulty
 from gpu2tpu.corpus.patterns import detect_licence
 from gpu2tpu.corpus.scanner import SCANNER_VERSION, scan_path
 from gpu2tpu.corpus.source import SourceError
-
-from gpu2tpu.cli import main
 
 
 def test_tiers_zero_to_three(tier_repos):
@@ -68,7 +68,8 @@ def test_tier2_precision_distribution_hazards(tier_repos):
     assert scan["dependencies"]["pinned"] == {"python": "3.8", "pytorch": "1.7.1",
                                               "timm": "0.4.12"}
     assert scan["entry_points"]["train"] == ["main.py"]
-    assert {"amp", "distributed", "torch_compile", "dynamic_shapes", "non_permissive"} <= set(
+    assert {"amp", "distributed", "torch_compile", "dynamic_shapes", "non_permissive",
+            "old_torch_pin"} <= set(
         scan["flags"])
 
 
@@ -79,7 +80,7 @@ def test_tier3_kernels_and_cuda_only_packages(tier_repos):
     assert scan["counts"]["cpp_extension"] >= 2
     assert {"custom_cuda_kernels", "cpp_extension", "cuda_only_deps"} <= set(scan["flags"])
     assert scan["dependencies"]["pinned"] == {"xformers": "0.0.22"}
-    assert scan["bucket"] == "hard"
+    assert scan["score"] >= difficulty.TIER_FLOOR[3] + 10  # kernels and packages add to the floor
 
 
 def test_only_a_cuda_only_package_is_tier3(tmp_path):
@@ -116,11 +117,13 @@ def test_plain_directory_and_commit_refused(tmp_path):
 
 def test_absent_blob_is_counted_not_fatal(tmp_path):
     work = tmp_path / "w"
-    commit_files(work, {**TIER0, "big.py": "x = 1\n" * 10})
-    sha = git(work, "rev-parse", "HEAD:big.py")
-    (work / ".git" / "objects" / sha[:2] / sha[2:]).unlink()  # like a snapshot without the file
+    commit_files(work, {**TIER0, "big.py": "x = 1\n" * 10, "data.bin": "0" * 99})
+    for name in ("big.py", "data.bin"):  # like a snapshot without its largest files
+        sha = git(work, "rev-parse", f"HEAD:{name}")
+        (work / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
     scan = scan_path(work)
-    assert scan["missing_blobs"] == 1 and "missing_blobs" in scan["flags"]
+    assert scan["missing_blobs"] == 2 and scan["missing_scanned_blobs"] == 1
+    assert "incomplete_scan" in scan["flags"]
     assert scan["size"]["python_files"] == 2 and scan["size"]["python_lines"] == 9
 
 
@@ -131,12 +134,26 @@ def test_absent_blob_is_counted_not_fatal(tmp_path):
     ("Redistribution and use in source and binary forms, with or without", "BSD-2-Clause", True),
     ("Attribution-NonCommercial 4.0 International", "CC-BY-NC-4.0", False),
     ("GNU AFFERO GENERAL PUBLIC LICENSE Version 3", "AGPL-3.0", False),
+    ("GNU GENERAL PUBLIC LICENSE Version 3, 29 June 2007 ... " + "x " * 200 + "13. Use with the "
+     "GNU Affero General Public License ... use the GNU Lesser General Public License instead",
+     "GPL-3.0", False),
+    ("GNU LESSER GENERAL PUBLIC LICENSE Version 3, 29 June 2007", "LGPL-3.0", False),
     ("Copyright 2020. All rights reserved.", "LicenseRef-all-rights-reserved", False),
     ("some words nobody recognises", "LicenseRef-unknown", False),
     ("SPDX-License-Identifier: Apache-2.0", "Apache-2.0", True),
+    ("The code is licensed under [Apache 2.0](LICENSE.a); weights: CC-BY-NC 4.0", "Apache-2.0",
+     True),
 ])
 def test_licence_detection(text, spdx, permissive):
     assert detect_licence(text) == (spdx, permissive)
+
+
+def test_unrecognised_licence_file_falls_back_to_the_next(tmp_path):
+    path = tmp_path / "r"
+    commit_files(path, {"LICENSE": "See the other files.\n", "LICENSE.code": MIT,
+                        "train.py": "import torch\n"})
+    assert scan_path(path)["licence"] == {"spdx": "MIT", "permissive": True,
+                                          "file": "LICENSE.code"}
 
 
 def test_no_licence_flag(tmp_path):
@@ -195,3 +212,20 @@ def test_scanner_never_runs_code(tmp_path):
     commit_files(path, {"setup.py": evil, "train.py": evil, "conftest.py": evil})
     scan_path(path)
     assert not marker.exists()
+
+
+def test_entry_points(tmp_path):
+    path = tmp_path / "r"
+    commit_files(path, {
+        "LICENSE": MIT,
+        "finetune_lm.py": "import torch\n",  # named like a training script
+        "tools/run_glue.py": "print(1)\n",
+        "configs/train_big.py": "lr = 0.1\n",  # a config, not a script
+        "hf.py": "from transformers import Trainer\nif __name__ == '__main__':\n"
+                 "    Trainer(model=None).train()\n",
+        "lib/util.py": "def f(loss):\n    loss.backward()\n",  # no __main__ guard
+        "evaluate.py": "import torch\n", "tests/test_model.py": "def test(): pass\n",
+    })
+    entry = scan_path(path)["entry_points"]
+    assert entry == {"train": ["finetune_lm.py", "hf.py", "tools/run_glue.py"],
+                     "eval": ["evaluate.py"]}

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+import lb_runfactory as runfactory
 import pytest
 
 from gpu2tpu.leaderboard import ingest
-import lb_runfactory as runfactory
 
 
 @pytest.fixture(autouse=True)
@@ -26,22 +25,9 @@ def fake_regrader(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def real_run_dir() -> Path:
-    """A run directory produced by `gpu2tpu evaluate` on the practice tasks.
-
-    Lead: replace this with a fixture that runs `gpu2tpu evaluate` (or points at a checked-in
-    fixture run under tests/fixtures). Until then it reads $GPU2TPU_REAL_RUN_DIR.
-    """
-    path = os.environ.get("GPU2TPU_REAL_RUN_DIR")
-    if not path:
-        pytest.skip("no real run yet: set GPU2TPU_REAL_RUN_DIR to a `gpu2tpu evaluate` run dir")
-    return Path(path)
-
-
-@pytest.fixture
 def corpus_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A one-task corpus, so tests do not depend on the practice tasks being written now."""
-    from gpu2tpu import corpus
+    import gpu2tpu.corpus as corpus
 
     tasks = tmp_path / "corpus_tasks"
     (tasks / "cifar_amp").mkdir(parents=True)

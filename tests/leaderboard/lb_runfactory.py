@@ -44,6 +44,7 @@ class Eval:
     reference_step_time_s: float = 0.02
     target: str = "xla-cpu"
     infra: bool = False
+    patch_rejected: bool = False  # never ran: no trace.jsonl, process.json says so
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -59,37 +60,92 @@ def _jsonl(path: Path, events: list[dict[str, Any]]) -> None:
 def trace_events(backend: str, exit_code: int, loss0: float, compiles: int) -> list[dict]:
     device = "xla:0" if backend in ("xla", "tpu") else "cpu"
     events: list[dict[str, Any]] = [
-        {"event": "start", "schema_version": 1, "probe_version": "0.1.0", "argv": ["train.py"],
-         "cwd": "/w", "python": "3.11", "torch": "2.9.0", "torch_xla": "2.9.0",
-         "torch_tpu": None, "libtpu": None, "env": {"PJRT_DEVICE": "CPU"}},
+        {
+            "event": "start",
+            "schema_version": 1,
+            "probe_version": "0.1.0",
+            "argv": ["train.py"],
+            "cwd": "/w",
+            "python": "3.11",
+            "torch": "2.9.0",
+            "torch_xla": "2.9.0",
+            "torch_tpu": None,
+            "libtpu": None,
+            "env": {"PJRT_DEVICE": "CPU"},
+        },
         {"event": "seed", "fn": "torch.manual_seed", "value": 0},
-        {"event": "optimizer", "class": "SGD", "groups": [{"lr": 0.1, "n_params": 2}],
-         "param_count": 10, "param_shapes_sha": "ab" * 32, "param_devices": [device]},
+        {
+            "event": "optimizer",
+            "class": "SGD",
+            "groups": [{"lr": 0.1, "n_params": 2}],
+            "param_count": 10,
+            "param_shapes_sha": "ab" * 32,
+            "param_devices": [device],
+        },
     ]
     for step in range(STEPS):
         events.append(
-            {"event": "step", "step": step, "loss": loss0 - 0.1 * step, "micro_batches": 1,
-             "grad_norm": 1.0, "clip": [], "lr": [0.1], "batch_size": [8],
-             "input_devices": [device], "loss_device": device, "wall_s": 0.01, "skipped": False,
-             "counters": {"compiles": compiles, "cached_compiles": 0, "executions": step + 1,
-                          "syncs": step + 1, "host_reads": 0, "fallback": {}}}
+            {
+                "event": "step",
+                "step": step,
+                "loss": loss0 - 0.1 * step,
+                "micro_batches": 1,
+                "grad_norm": 1.0,
+                "clip": [],
+                "lr": [0.1],
+                "batch_size": [8],
+                "input_devices": [device],
+                "loss_device": device,
+                "wall_s": 0.01,
+                "skipped": False,
+                "counters": {
+                    "compiles": compiles,
+                    "cached_compiles": 0,
+                    "executions": step + 1,
+                    "syncs": step + 1,
+                    "host_reads": 0,
+                    "fallback": {},
+                },
+            }
         )
     events.append(
-        {"event": "end", "exit_code": exit_code, "error": None, "wall_s": 1.0, "steps": STEPS,
-         "runtime": {"backend": backend, "device_type": "CPU", "device_count": 1, "spmd": False,
-                     "world_size": 1, "devices_used": 1},
-         "counters": {"compiles": compiles}, "compile_time_s": 0.1, "execute_time_s": 0.5}
+        {
+            "event": "end",
+            "exit_code": exit_code,
+            "error": None,
+            "wall_s": 1.0,
+            "steps": STEPS,
+            "runtime": {
+                "backend": backend,
+                "device_type": "CPU",
+                "device_count": 1,
+                "spmd": False,
+                "world_size": 1,
+                "devices_used": 1,
+            },
+            "counters": {"compiles": compiles},
+            "compile_time_s": 0.1,
+            "execute_time_s": 0.5,
+        }
     )
     return events
 
 
 def grade(run_dir: Path, eval_dir: Path, report: dict[str, Any]) -> dict[str, Any]:
-    """The stand-in criteria: pure functions of the trace and goal files."""
+    """The stand-in criteria: pure functions of the trace, process and goal files."""
+    if json.loads((eval_dir / "process.json").read_text()).get("patch_rejected"):
+        line = {"ok": False, "text": "patch does not apply", "category": "patch_rejected"}
+        crit = {c: {"passed": False, "evidence": [dict(line)]} for c in CRITERIA}
+        return {
+            "migrated": False,
+            "silent": False,
+            "category": "patch_rejected",
+            "categories": ["patch_rejected"],
+            "criteria": crit,
+        }
     events = [json.loads(line) for line in (eval_dir / "trace.jsonl").read_text().splitlines()]
     ref_dir = run_dir / report["reference"]["dir"]
-    ref_steps = [
-        json.loads(x) for x in (ref_dir / "seed-0" / "trace.jsonl").read_text().splitlines()
-    ]
+    ref_steps = [json.loads(x) for x in (ref_dir / "seed-0" / "trace.jsonl").read_text().splitlines()]
     ref_loss0 = next(e["loss"] for e in ref_steps if e["event"] == "step")
     ref_goal = json.loads((ref_dir / "seed-0" / "goal.json").read_text())["value"]
     end = events[-1]
@@ -108,14 +164,25 @@ def grade(run_dir: Path, eval_dir: Path, report: dict[str, Any]) -> dict[str, An
         categories = ["infra"] + categories
     migrated = not categories
     criteria = {
-        c: {"passed": passed[c],
-            "evidence": [{"text": f"{c}: {'ok' if passed[c] else 'failed'}",
-                          "category": None if passed[c] else _CATEGORY[c]}]}
+        c: {
+            "passed": passed[c],
+            "evidence": [
+                {
+                    "ok": passed[c],
+                    "text": f"{c}: {'ok' if passed[c] else 'failed'}",
+                    "category": None if passed[c] else _CATEGORY[c],
+                }
+            ],
+        }
         for c in CRITERIA
     }
-    return {"migrated": migrated, "silent": end["exit_code"] == 0 and not migrated,
-            "category": categories[0] if categories else None, "categories": categories,
-            "criteria": criteria}
+    return {
+        "migrated": migrated,
+        "silent": end["exit_code"] == 0 and not migrated,
+        "category": categories[0] if categories else None,
+        "categories": categories,
+        "criteria": criteria,
+    }
 
 
 def fake_regrade(report_path: Path) -> dict[str, Any]:
@@ -146,18 +213,31 @@ def write_run(
     run_id: str = "run-1",
     agent: str = "agent-a",
     model: str | None = "model-x",
-    corpus_revision: str = "unbuilt",
+    corpus_revision: str | None = None,  # default: the installed corpus's revision
     harness_version: str = HARNESS,
 ) -> Path:
     """A complete run directory; every report.json carries the verdict `grade` would give."""
+    if corpus_revision is None:
+        import gpu2tpu.corpus
+
+        corpus_revision = gpu2tpu.corpus.revision()
     run_dir = root / run_id
     ref_id = write_references(run_dir)
     listed = []
     for ev in evals:
         name = ev.task_id if ev.attempt == 1 else f"{ev.task_id}.{ev.attempt}"
         eval_dir = run_dir / agent / name
-        _jsonl(eval_dir / "trace.jsonl", trace_events(ev.backend, ev.exit_code, ev.loss0,
-                                                      ev.compiles))
+        events = trace_events(ev.backend, ev.exit_code, ev.loss0, ev.compiles)
+        if not ev.patch_rejected:
+            _jsonl(eval_dir / "trace.jsonl", events)
+        eval_dir.mkdir(parents=True, exist_ok=True)
+        process = {
+            "exit_code": ev.exit_code,
+            "wall_s": 1.0,
+            "timed_out": False,
+            "patch_rejected": ev.patch_rejected,
+        }
+        (eval_dir / "process.json").write_text(json.dumps(process))
         goal = {"schema_version": 1, "metric": "accuracy", "value": ev.goal}
         if ev.infra:
             goal["infra"] = True
@@ -165,46 +245,80 @@ def write_run(
         (eval_dir / "patch.diff").write_text(f"diff --git a/train.py b/train.py\n# {name}\n")
         (eval_dir / "stdout.log").write_text("PASSED\n")
         (eval_dir / "stderr.log").write_text("")
-        files = {n: sha(eval_dir / n) for n in ("trace.jsonl", "goal.json", "patch.diff")}
+        names = ("trace.jsonl", "process.json", "goal.json", "patch.diff")
+        files = {n: sha(eval_dir / n) for n in names if (eval_dir / n).exists()}
         for sub in ("seed-0", "gold"):
             for f in ("trace.jsonl", "goal.json"):
                 rel = f"references/{ref_id}/{sub}/{f}"
                 files[rel] = sha(run_dir / rel)
         report: dict[str, Any] = {
-            "schema_version": 1, "harness_version": harness_version,
-            "corpus_revision": corpus_revision, "run_id": run_id, "task_id": ev.task_id,
-            "task_hash": hashlib.sha256(ev.task_id.encode()).hexdigest(), "agent": agent,
-            "model": model, "attempt": ev.attempt,
+            "schema_version": 1,
+            "harness_version": harness_version,
+            "corpus_revision": corpus_revision,
+            "run_id": run_id,
+            "task_id": ev.task_id,
+            "task_hash": hashlib.sha256(ev.task_id.encode()).hexdigest(),
+            "agent": agent,
+            "model": model,
+            "attempt": ev.attempt,
             "prediction_hash": hashlib.sha256(f"{agent}{name}".encode()).hexdigest(),
             "created_at": "2026-12-02T16:00:00+00:00",
-            "prediction": {"claimed_success": ev.claimed_success,
-                           "agent_cost_usd": ev.agent_cost_usd, "input_tokens": 1000,
-                           "output_tokens": 200, "human_interventions": ev.human_interventions,
-                           "wall_time_s": 60.0},
-            "candidate": {"exit_code": ev.exit_code, "timed_out": False, "wall_s": 1.0,
-                          "goal": {"metric": "accuracy", "value": ev.goal}},
-            "execution": {"target": ev.target, "chips": 1, "chip_seconds": ev.chip_seconds,
-                          "step_time_s": ev.step_time_s, "compile_count": ev.compiles,
-                          "reference_step_time_s": ev.reference_step_time_s},
+            "prediction": {
+                "claimed_success": ev.claimed_success,
+                "agent_cost_usd": ev.agent_cost_usd,
+                "input_tokens": 1000,
+                "output_tokens": 200,
+                "human_interventions": ev.human_interventions,
+                "wall_time_s": 60.0,
+            },
+            "candidate": {
+                "exit_code": ev.exit_code,
+                "timed_out": False,
+                "wall_s": 1.0,
+                "goal": {"metric": "accuracy", "value": ev.goal},
+            },
+            "execution": {
+                "target": ev.target,
+                "chips": 1,
+                "chip_seconds": ev.chip_seconds,
+                "step_time_s": ev.step_time_s,
+                "compile_count": ev.compiles,
+                "reference_step_time_s": ev.reference_step_time_s,
+            },
             "reference": {"id": ref_id, "dir": f"references/{ref_id}"},
-            "runtime": {"torch": "2.9.0", "torch_xla": "2.9.0", "torch_tpu": None,
-                        "libtpu": None, "device_type": "CPU", "device_count": 1},
+            "runtime": {
+                "torch": "2.9.0",
+                "torch_xla": "2.9.0",
+                "torch_tpu": None,
+                "libtpu": None,
+                "device_type": "CPU",
+                "device_count": 1,
+            },
             "files": files,
         }
         report.update(ev.extra)
         report["verdict"] = grade(run_dir, eval_dir, report)
         (eval_dir / "report.json").write_text(json.dumps(report, indent=1))
         listed.append(f"{agent}/{name}/report.json")
-    (run_dir / "summary.json").write_text(json.dumps({
-        "schema_version": 1, "run_id": run_id, "harness_version": harness_version,
-        "corpus_revision": corpus_revision, "created_at": "2026-12-02T16:00:00+00:00",
-        "evaluations": listed, "counts": {},
-    }))
+    (run_dir / "summary.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "run_id": run_id,
+                "harness_version": harness_version,
+                "corpus_revision": corpus_revision,
+                "created_at": "2026-12-02T16:00:00+00:00",
+                "evaluations": listed,
+                "counts": {},
+            }
+        )
+    )
     return run_dir
 
 
 def write_metadata(path: Path, agent: str = "agent-a", model: str = "model-x", **extra) -> Path:
-    lines = [f"agent: {agent}", f"model: {model}", "organisation: Test Lab",
-             "date: 2026-12-02"] + [f"{k}: {v}" for k, v in extra.items()]
+    lines = [f"agent: {agent}", f"model: {model}", "organisation: Test Lab", "date: 2026-12-02"] + [
+        f"{k}: {v}" for k, v in extra.items()
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -33,8 +33,10 @@ def make_v1_store(path: Path) -> None:
         "'0.1.0', 'unbuilt', 'h', 2, 1, '{}', NULL)"
     )
     con.execute(V1_EVALUATION, {"id": "e1", "hw": True, "cat": None, "cats": [], "changed": False})
-    con.execute(V1_EVALUATION, {"id": "e2", "hw": False, "cat": "wrong_device",
-                                "cats": ["wrong_device"], "changed": True})
+    con.execute(
+        V1_EVALUATION,
+        {"id": "e2", "hw": False, "cat": "wrong_device", "cats": ["wrong_device"], "changed": True},
+    )
     con.close()
 
 
@@ -43,8 +45,7 @@ def test_fresh_store_records_every_migration(tmp_path: Path) -> None:
     rows = con.execute("SELECT version, description FROM schema_version ORDER BY 1").fetchall()
     assert [r[0] for r in rows] == [1, 2, 3] and CURRENT_VERSION == 3
     assert migrate(con) == []  # idempotent
-    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables")
-              .fetchall()}
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     assert {"submissions", "evaluations", "evidence", "tasks", "prices", "schema_version"} <= tables
     con.close()
 
@@ -58,31 +59,37 @@ def test_upgrading_a_v1_file(tmp_path: Path, capsys) -> None:
     assert "applied migrations [2, 3]" in capsys.readouterr().out
     con = open_read_only(db)
     assert schema.schema_version(con) == 3
-    rows = con.execute(
-        "SELECT evaluation_id, migrated, verdict_diff FROM evaluations ORDER BY 1").fetchall()
+    rows = con.execute("SELECT evaluation_id, migrated, verdict_diff FROM evaluations ORDER BY 1").fetchall()
     assert rows == [("e1", True, []), ("e2", False, None)]  # unknown diff stays NULL
     applied = con.execute("SELECT version, applied_at FROM schema_version ORDER BY 1").fetchall()
     assert [v for v, _ in applied] == [1, 2, 3] and applied[1][1].tzinfo is not None
     # v3 backfilled the rollup from the v1 rows
-    assert con.execute("SELECT agent, task_id, evaluations, migrated, stop_hardware "
-                       "FROM agent_task_stats").fetchall() == [("old-agent", "t1", 2, 1, 1)]
-    assert con.execute("SELECT category, decided, silent FROM agent_category_stats"
-                       ).fetchall() == [("wrong_device", 1, 0)]
+    assert con.execute(
+        "SELECT agent, task_id, evaluations, migrated, stop_hardware FROM agent_task_stats"
+    ).fetchall() == [("old-agent", "t1", 2, 1, 1)]
+    assert con.execute("SELECT category, decided, silent FROM agent_category_stats").fetchall() == [
+        ("wrong_device", 1, 0)
+    ]
     con.close()
 
 
 def test_a_failed_migration_rolls_back(tmp_path: Path, monkeypatch) -> None:
     db = tmp_path / "v1.duckdb"
     make_v1_store(db)
-    broken = schema.Migration(2, "broken", ("ALTER TABLE evaluations ADD COLUMN z INT",
-                                            "SELECT * FROM no_such_table"))
+    broken = schema.Migration(
+        2, "broken", ("ALTER TABLE evaluations ADD COLUMN z INT", "SELECT * FROM no_such_table")
+    )
     monkeypatch.setattr(schema, "MIGRATIONS", (schema.MIGRATIONS[0], broken))
     con = duckdb.connect(str(db))
     with pytest.raises(duckdb.Error):
         migrate(con)
     assert schema.schema_version(con) == 1
-    cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
-                                      "WHERE table_name = 'evaluations'").fetchall()]
+    cols = [
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'evaluations'"
+        ).fetchall()
+    ]
     assert "z" not in cols
     con.close()
 
@@ -90,7 +97,7 @@ def test_a_failed_migration_rolls_back(tmp_path: Path, monkeypatch) -> None:
 def test_newer_store_is_refused(tmp_path: Path) -> None:
     con = open_writable(tmp_path / "future.duckdb")
     con.execute("INSERT INTO schema_version (version, description) VALUES (99, 'future')")
-    with pytest.raises(RuntimeError, match="newer than this gpu2tpu"):
+    with pytest.raises(StoreError, match="newer than this gpu2tpu"):
         migrate(con)
     con.close()
 

@@ -37,7 +37,7 @@ def counts(db: Path) -> dict[str, int]:
     con = duckdb.connect(str(db), read_only=True)
     try:
         return {
-            t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]  # type: ignore[index]
+            t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
             for t in ("submissions", "evaluations", "evidence", "tasks", "prices")
         }
     finally:
@@ -50,24 +50,36 @@ def test_submit_cli_stores_regraded_rows(tmp_path: Path, capsys) -> None:
     db = tmp_path / "lb.duckdb"
     assert main(["submit", str(run), "--metadata", str(meta), "--db", str(db)]) == 0
     assert "submitted 4 evaluations" in capsys.readouterr().out
-    assert counts(db) == {"submissions": 1, "evaluations": 4, "evidence": 20, "tasks": 4,
-                          "prices": 6}
+    assert counts(db) == {
+        "submissions": 1,
+        "evaluations": 4,
+        "evidence": 20,
+        "tasks": 4,
+        "prices": 6,
+    }
     con = duckdb.connect(str(db), read_only=True)
     rows = dict(con.execute("SELECT task_id, category FROM evaluations").fetchall())
-    assert rows == {"cifar_amp": None, "mnist_mlp": "wrong_device", "gpt_tiny": "crash",
-                    "resnet_ddp": "numerics_drift"}
+    assert rows == {
+        "cifar_amp": None,
+        "mnist_mlp": "wrong_device",
+        "gpt_tiny": "crash",
+        "resnet_ddp": "numerics_drift",
+    }
     cost = con.execute(
         "SELECT execution_cost_usd, price_version FROM evaluations WHERE task_id='cifar_amp'"
     ).fetchall()[0]
     assert cost == (pytest.approx(36 / 3600 * 1.20), "2026-12-02")
-    types = dict(con.execute(
-        "SELECT table_name || '.' || column_name, data_type FROM information_schema.columns "
-        "WHERE column_name IN ('submitted_at', 'created_at', 'updated_at')").fetchall())
+    types = dict(
+        con.execute(
+            "SELECT table_name || '.' || column_name, data_type FROM information_schema.columns "
+            "WHERE column_name IN ('submitted_at', 'created_at', 'updated_at')"
+        ).fetchall()
+    )
     assert set(types.values()) == {"TIMESTAMP WITH TIME ZONE"}
-    assert con.execute("SELECT task_id, title, source FROM tasks WHERE task_id = 'cifar_amp'"
-                       ).fetchall() == [("cifar_amp", "CIFAR with fp16 AMP", "corpus")]
-    assert con.execute("SELECT source FROM tasks WHERE task_id = 'gpt_tiny'").fetchall() == [
-        ("report",)]
+    assert con.execute("SELECT task_id, title, source FROM tasks WHERE task_id = 'cifar_amp'").fetchall() == [
+        ("cifar_amp", "CIFAR with fp16 AMP", "corpus")
+    ]
+    assert con.execute("SELECT source FROM tasks WHERE task_id = 'gpt_tiny'").fetchall() == [("report",)]
     meta_json = json.loads(con.execute("SELECT metadata FROM submissions").fetchall()[0][0])
     assert meta_json["organisation"] == "Test Lab" and meta_json["date"] == "2026-12-02"
     con.close()
@@ -89,7 +101,8 @@ def test_same_run_twice_is_a_no_op_and_new_attempt_is_a_new_row(tmp_path: Path) 
     assert after["submissions"] == 2 and after["evaluations"] == 5
     con = duckdb.connect(str(db), read_only=True)
     attempts = con.execute(
-        "SELECT attempt FROM evaluations WHERE task_id='cifar_amp' ORDER BY attempt").fetchall()
+        "SELECT attempt FROM evaluations WHERE task_id='cifar_amp' ORDER BY attempt"
+    ).fetchall()
     assert attempts == [(1,), (2,)]
 
 
@@ -106,12 +119,12 @@ def test_forged_verdict_is_rescored_to_the_truth(tmp_path: Path) -> None:
     con = duckdb.connect(str(db), read_only=True)
     row = con.execute(
         "SELECT migrated, hardware, category, reported_migrated, verdict_changed, verdict_diff "
-        "FROM evaluations WHERE task_id = 'mnist_mlp'").fetchall()[0]
+        "FROM evaluations WHERE task_id = 'mnist_mlp'"
+    ).fetchall()[0]
     assert row[:5] == (False, False, "wrong_device", True, True)
     assert {"migrated", "category", "criteria.hardware.passed"} <= set(row[5])
     assert con.execute("SELECT n_verdict_changed FROM submissions").fetchall()[0] == (1,)
-    assert con.execute(
-        "SELECT count(*) FROM evaluations WHERE verdict_changed").fetchall()[0] == (1,)
+    assert con.execute("SELECT count(*) FROM evaluations WHERE verdict_changed").fetchall()[0] == (1,)
 
 
 @pytest.mark.parametrize(
@@ -158,6 +171,26 @@ def test_refusals_write_nothing(tmp_path: Path, damage: str, message: str) -> No
     assert counts(db) == before
 
 
+def test_a_rejected_patch_needs_no_trace(tmp_path: Path) -> None:
+    run = rf.write_run(tmp_path / "runs", [rf.Eval("t1", patch_rejected=True, chip_seconds=0)])
+    assert not (run / "agent-a" / "t1" / "trace.jsonl").exists()
+    db = tmp_path / "lb.duckdb"
+    assert submit(run, rf.write_metadata(tmp_path / "m.yaml"), db).inserted == 1
+    con = duckdb.connect(str(db), read_only=True)
+    row = con.execute("SELECT category, silent, execution_cost_usd FROM evaluations").fetchall()
+    assert row == [("patch_rejected", False, 0.0)]
+    assert con.execute("SELECT DISTINCT ok FROM evidence").fetchall() == [(False,)]
+    con.close()
+    # the same missing trace without process.json's word for it is refused
+    report_path = run / "agent-a" / "t1" / "report.json"
+    report = json.loads(report_path.read_text())
+    (run / "agent-a" / "t1" / "process.json").write_text('{"patch_rejected": false}')
+    report["files"]["process.json"] = rf.sha(run / "agent-a" / "t1" / "process.json")
+    report_path.write_text(json.dumps(report))
+    with pytest.raises(SubmissionRefused, match="lists no trace.jsonl"):
+        submit(run, rf.write_metadata(tmp_path / "m.yaml"), tmp_path / "other.duckdb")
+
+
 def test_cli_refusal_is_a_user_error(tmp_path: Path, capsys) -> None:
     run = rf.write_run(tmp_path / "runs", mixed_evals())
     meta = tmp_path / "m.yaml"
@@ -192,7 +225,8 @@ def test_crash_inside_the_transaction_leaves_the_store_as_it_was(tmp_path, monke
     before = counts(db)
 
     def explode(con, rows):  # evaluations and the submission are already inserted by now
-        assert con.execute("SELECT count(*) FROM evaluations").fetchall()[0][0] > before["evaluations"]
+        now = con.execute("SELECT count(*) FROM evaluations").fetchall()[0][0]
+        assert now > before["evaluations"]
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(ingest, "_insert_evidence", explode)
@@ -225,8 +259,16 @@ def test_kill_mid_ingest_leaves_the_store_as_it_was(tmp_path: Path) -> None:
     run = rf.write_run(tmp_path / "runs", mixed_evals())
     flag = tmp_path / "flag"
     proc = subprocess.Popen(
-        [sys.executable, "-c", KILL_SCRIPT, str(run), str(meta), str(db),
-         str(Path(__file__).parent), str(flag)],
+        [
+            sys.executable,
+            "-c",
+            KILL_SCRIPT,
+            str(run),
+            str(meta),
+            str(db),
+            str(Path(__file__).parent),
+            str(flag),
+        ],
         env={**os.environ},
     )
     try:

@@ -26,19 +26,28 @@ pytestmark = pytest.mark.usefixtures("fake_regrader", "corpus_tasks")
 def store(tmp_path: Path) -> Path:
     """Two agents. agent-a: 1 of 4 migrated (+1 infra); agent-b: 2 of 3 migrated."""
     db = tmp_path / "lb.duckdb"
-    run_a = rf.write_run(tmp_path / "a", [
-        rf.Eval("cifar_amp", target="tpu-v5e", human_interventions=2),
-        rf.Eval("mnist_mlp", backend="cpu", step_time_s=0.04),
-        rf.Eval("gpt_tiny", exit_code=1, claimed_success=False),
-        rf.Eval("resnet_ddp", loss0=3.0),
-        rf.Eval("infra_t", infra=True),
-    ])
+    run_a = rf.write_run(
+        tmp_path / "a",
+        [
+            rf.Eval("cifar_amp", target="tpu-v5e", human_interventions=2),
+            rf.Eval("mnist_mlp", backend="cpu", step_time_s=0.04),
+            rf.Eval("gpt_tiny", exit_code=1, claimed_success=False),
+            rf.Eval("resnet_ddp", loss0=3.0),
+            rf.Eval("infra_t", infra=True),
+        ],
+    )
     submit(run_a, rf.write_metadata(tmp_path / "a.yaml"), db)
-    run_b = rf.write_run(tmp_path / "b", [
-        rf.Eval("cifar_amp", agent_cost_usd=1.0),
-        rf.Eval("mnist_mlp", agent_cost_usd=1.0),
-        rf.Eval("gpt_tiny", compiles=50, claimed_success=None, agent_cost_usd=1.0),
-    ], agent="agent-b", model="model-y", run_id="run-b")
+    run_b = rf.write_run(
+        tmp_path / "b",
+        [
+            rf.Eval("cifar_amp", agent_cost_usd=1.0),
+            rf.Eval("mnist_mlp", agent_cost_usd=1.0),
+            rf.Eval("gpt_tiny", compiles=50, claimed_success=None, agent_cost_usd=1.0),
+        ],
+        agent="agent-b",
+        model="model-y",
+        run_id="run-b",
+    )
     submit(run_b, rf.write_metadata(tmp_path / "b.yaml", agent="agent-b", model="model-y"), db)
     return db
 
@@ -75,27 +84,34 @@ def test_agents_view_numbers(store: Path) -> None:
 def test_rollups_stay_exact_after_incremental_submits(store: Path, tmp_path: Path) -> None:
     from gpu2tpu.leaderboard.schema import ROLLUP_TABLES, rollup_select
 
-    run = rf.write_run(tmp_path / "more", [rf.Eval("mnist_mlp", attempt=2),
-                                           rf.Eval("new_task", backend="cpu")], run_id="more")
+    run = rf.write_run(
+        tmp_path / "more",
+        [rf.Eval("mnist_mlp", attempt=2), rf.Eval("new_task", backend="cpu")],
+        run_id="more",
+    )
     submit(run, rf.write_metadata(tmp_path / "more.yaml"), store)
     con = open_read_only(store)
     for table in ROLLUP_TABLES:
         stored = con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
         full = con.execute(f"SELECT * FROM ({rollup_select(table)}) ORDER BY ALL").fetchall()
         assert stored == full and stored, table
-    row = con.execute("SELECT evaluations, migrated FROM agent_task_stats WHERE "
-                      "agent = 'agent-a' AND task_id = 'mnist_mlp'").fetchall()
+    row = con.execute(
+        "SELECT evaluations, migrated FROM agent_task_stats WHERE agent = 'agent-a' AND task_id = 'mnist_mlp'"
+    ).fetchall()
     assert row == [(2, 1)]
-    assert con.execute("SELECT decided, occurred FROM agent_category_stats WHERE "
-                       "agent = 'agent-a' AND category = 'wrong_device'").fetchall() == [(2, 2)]
+    assert con.execute(
+        "SELECT decided, occurred FROM agent_category_stats WHERE "
+        "agent = 'agent-a' AND category = 'wrong_device'"
+    ).fetchall() == [(2, 2)]
     con.close()
 
 
 def test_ties_rank_by_total_cost(tmp_path: Path) -> None:
     db = tmp_path / "tie.duckdb"
     for agent, cost in (("pricey", 5.0), ("cheap", 1.0)):
-        run = rf.write_run(tmp_path / agent, [rf.Eval("t1", agent_cost_usd=cost)],
-                           agent=agent, run_id=f"r-{agent}")
+        run = rf.write_run(
+            tmp_path / agent, [rf.Eval("t1", agent_cost_usd=cost)], agent=agent, run_id=f"r-{agent}"
+        )
         submit(run, rf.write_metadata(tmp_path / f"{agent}.yaml", agent=agent), db)
     assert [r["agent"] for r in records(db, "agents")] == ["cheap", "pricey"]
 
@@ -147,8 +163,10 @@ def test_formats(store: Path, capsys) -> None:
 def test_sql_is_read_only(store: Path, capsys) -> None:
     q = "SELECT agent, count(*) AS n FROM evaluations GROUP BY agent ORDER BY agent"
     assert main(["leaderboard", "sql", q, "--db", str(store), "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out) == [{"agent": "agent-a", "n": 5},
-                                                   {"agent": "agent-b", "n": 3}]
+    assert json.loads(capsys.readouterr().out) == [
+        {"agent": "agent-a", "n": 5},
+        {"agent": "agent-b", "n": 3},
+    ]
     for bad in ("DELETE FROM evaluations", f"COPY evaluations TO '{store.parent / 'x.csv'}'"):
         assert main(["leaderboard", "sql", bad, "--db", str(store)]) == 2
         assert "read-only" in capsys.readouterr().err
@@ -179,7 +197,9 @@ def test_export_and_read_back(store: Path, tmp_path: Path, capsys) -> None:
         assert main(["leaderboard", view, "--from", str(out), "--format", "json"]) == 0
         assert capsys.readouterr().out == from_db
     # the parquet files are real: DuckDB reads them directly too
-    n = duckdb.sql(f"SELECT count(*) FROM read_parquet('{out}/tables/evaluations.parquet')")
+    n = duckdb.connect().execute(
+        "SELECT count(*) FROM read_parquet($p)", {"p": str(out / "tables/evaluations.parquet")}
+    )
     assert n.fetchall()[0] == (8,)
     tampered = tmp_path / "tampered"
     shutil.copytree(out, tampered)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import duckdb
@@ -43,8 +43,12 @@ def test_real_run_ingests_and_tables_match_reports(real_run_dir: Path, tmp_path:
         assert result.inserted == len(rows)
         assert result.verdict_changed == 0  # untampered: the regrade agrees with evaluate
     con = open_read_only(db)
-    stored = {(r[0], r[1], r[2]): r[3:] for r in con.execute(
-        "SELECT agent, task_id, attempt, migrated, category, silent FROM evaluations").fetchall()}
+    stored = {
+        (r[0], r[1], r[2]): r[3:]
+        for r in con.execute(
+            "SELECT agent, task_id, attempt, migrated, category, silent FROM evaluations"
+        ).fetchall()
+    }
     for agent, rows in by_agent.items():
         for r in rows:
             key = (agent, r["task_id"], int(r.get("attempt") or 1))
@@ -56,6 +60,11 @@ def test_real_run_ingests_and_tables_match_reports(real_run_dir: Path, tmp_path:
         if scored:
             expected = sum(r["verdict"]["migrated"] for r in scored) / len(scored)
             assert agents[agent]["migrated_rate"] == pytest.approx(expected, abs=1e-4)
+    decided = Counter(
+        r["verdict"]["category"] for rows in by_agent.values() for r in rows if not r["verdict"]["migrated"]
+    )
+    failures = {row["category"]: row["decided"] for row in run_view(con, "failures").records()}
+    assert {k: v for k, v in failures.items() if v} == dict(decided)
     con.close()
 
 
@@ -68,8 +77,13 @@ def test_forged_verdict_in_real_run_is_rescored(real_run_dir: Path, tmp_path: Pa
         pytest.skip("the real run has no failing evaluation to forge")
     path, report = failing[0]
     truth = dict(report["verdict"])
-    report["verdict"] = {**truth, "migrated": True, "silent": False, "category": None,
-                         "categories": []}
+    report["verdict"] = {
+        **truth,
+        "migrated": True,
+        "silent": False,
+        "category": None,
+        "categories": [],
+    }
     path.write_text(json.dumps(report))
     db = tmp_path / "forged.duckdb"
     result = submit(run, metadata_for(tmp_path, report["agent"], report.get("model")), db)
@@ -87,7 +101,7 @@ def test_forged_verdict_in_real_run_is_rescored(real_run_dir: Path, tmp_path: Pa
 def test_tampered_real_trace_is_refused(real_run_dir: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(real_run_dir, run)
-    path = find_reports(run)[0]
+    path = next(p for p in find_reports(run) if (p.parent / "trace.jsonl").exists())
     report = json.loads(path.read_text())
     trace = path.parent / "trace.jsonl"
     lines = trace.read_text().splitlines()

@@ -1,0 +1,130 @@
+"""Benchmark: probe overhead on XLA and the harness's own overhead per evaluation.
+
+Measured side by side in one run on a practice task's gold migration (XLA CPU device):
+  1. steady-state step time with the full probe vs. with a timer-only shim (one optimizer
+     post-step hook, nothing else), alternating runs; prints the ratio (target <= 1.02);
+  2. for a full `evaluate` of the gold prediction: wall time of the evaluation minus the wall time
+     of its two processes (the probed run and evaluate.py); target <= 1 s.
+
+    python benchmarks/harness_overhead.py [--task charlm] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from gpu2tpu.harness.runner import clean_env, device_env, run_probed
+from gpu2tpu.harness.spec import find_task
+from gpu2tpu.harness.workspace import apply_patch
+
+TIMER_SHIM = """
+import json, runpy, sys, time
+from torch.optim.optimizer import register_optimizer_step_post_hook
+times = []
+register_optimizer_step_post_hook(lambda o, a, k: times.append(time.perf_counter()))
+out = sys.argv[1]
+sys.argv = sys.argv[2:]
+sys.path.insert(0, '.')
+try:
+    runpy.run_path(sys.argv[0], run_name='__main__')
+finally:
+    json.dump([b - a for a, b in zip(times, times[1:])], open(out, 'w'))
+"""
+
+
+def steady(times: list[float], warmup: int) -> float:
+    return statistics.median(times[warmup:])
+
+
+def probe_ratio(task: str, repeats: int) -> tuple[float, float, float]:
+    spec = find_task(task)
+    ws = apply_patch(spec, (spec.task_dir / "migrations" / "gold.patch").read_text())
+    env = clean_env(device_env("xla-cpu", spec.target_chips))
+    command = spec.command_for_seed(spec.seed)
+    warm = spec.performance.warmup_steps
+    probed, plain = [], []
+    try:
+        shim = ws.root / "timer_shim.py"
+        shim.write_text(TIMER_SHIM)
+        for i in range(repeats):
+            out = ws.root / f"plain{i}.json"
+            subprocess.run(
+                [sys.executable, str(shim), str(out), *command],
+                cwd=ws.project,
+                env=env,
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            plain.append(steady(json.loads(out.read_text()), warm))
+            res = run_probed(command, ws.project, ws.root / f"probed{i}", env, spec.timeout_s)
+            assert res.exit_code == 0, f"probed run failed: see {ws.root / f'probed{i}'}"
+            steps = [json.loads(line) for line in (ws.root / f"probed{i}" / "trace.jsonl").open()]
+            walls = [s["wall_s"] for s in steps if s["event"] == "step"]
+            probed.append(steady(walls[1:], warm))  # step 0's wall time includes start-up
+            print(
+                f"  repeat {i + 1}: plain {plain[-1] * 1e3:.2f} ms/step, "
+                f"probed {probed[-1] * 1e3:.2f} ms/step",
+                flush=True,
+            )
+    finally:
+        ws.cleanup()
+    p, q = statistics.median(plain), statistics.median(probed)
+    return p, q, q / p
+
+
+def harness_overhead(task: str) -> tuple[float, float, float]:
+    from gpu2tpu.harness.evaluate import evaluate_predictions
+
+    spec = find_task(task)
+    with tempfile.TemporaryDirectory() as tmp:
+        preds = Path(tmp) / "p.jsonl"
+        preds.write_text(
+            json.dumps(
+                {
+                    "schema_version": 1,
+                    "task_id": task,
+                    "agent": "gold",
+                    "patch": (spec.task_dir / "migrations" / "gold.patch").read_text(),
+                }
+            )
+        )
+        evaluate_predictions(preds, "bench", Path(tmp) / "runs")  # references (cached afterwards)
+        report = json.loads((Path(tmp) / "runs" / "bench" / "gold" / task / "report.json").read_text())
+        if "timings" not in report:  # served from the result cache: evaluate afresh
+            raise SystemExit("unexpected cached result")
+        eval_dir = Path(tmp) / "runs" / "bench" / "gold" / task
+        proc = json.loads((eval_dir / "process.json").read_text())["wall_s"]
+        goal = json.loads((eval_dir / "goal.json").read_text()).get("wall_s", 0.0)
+        total = report["timings"]["evaluation_s"]
+    return total, proc + goal, total - proc - goal
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="charlm")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    os.environ.setdefault("GPU2TPU_CACHE", tempfile.mkdtemp(prefix="gpu2tpu-bench-cache-"))
+    print(f"probe overhead on {args.task} (gold migration, XLA CPU), {args.repeats} alternating repeats")
+    plain, probed, ratio = probe_ratio(args.task, args.repeats)
+    print(
+        f"steady-state step time: plain {plain * 1e3:.2f} ms, probed {probed * 1e3:.2f} ms, "
+        f"ratio {ratio:.3f} (target <= 1.02)"
+    )
+    total, processes, overhead = harness_overhead(args.task)
+    print(
+        f"evaluation of the gold prediction: {total:.2f} s in all, {processes:.2f} s in its two "
+        f"processes, harness overhead {overhead:.2f} s (target <= 1 s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
