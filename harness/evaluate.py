@@ -22,6 +22,7 @@ from gpu2tpu.harness.execution import ensure_references, run_and_record, runtime
 from gpu2tpu.harness.predictions import Prediction, read_predictions
 from gpu2tpu.harness.regrade import grade_evaluation, hash_file
 from gpu2tpu.harness.spec import RunSpec, find_task
+from gpu2tpu.harness.verdict import infra_verdict
 from gpu2tpu.harness.workspace import PatchRejected, apply_patch, from_directory
 
 SCHEMA_VERSION = 1
@@ -70,7 +71,7 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, \
             tqdm(total=len(preds), desc="evaluating", unit="run", file=sys.stderr,
                  disable=not sys.stderr.isatty()) as bar:
-        futures = {pool.submit(evaluate_one, specs[p.task_id], p, run_dir, refs[p.task_id], target): p
+        futures = {pool.submit(evaluate_or_infra, specs[p.task_id], p, run_dir, refs[p.task_id], target): p
                    for p in preds}
         for fut in as_completed(futures):
             pred = futures[fut]
@@ -83,6 +84,25 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
             bar.write(line, file=sys.stderr) if not bar.disable else log(line)
     summary = write_summary(run_dir, run_id, reports, errors)
     return summary
+
+
+def evaluate_or_infra(spec: RunSpec, pred: Prediction, run_dir: Path, ref: tuple[str, Path],
+                      target: str) -> dict[str, Any]:
+    """evaluate_one, with a harness failure reported as `infra` (not the agent's fault)."""
+    try:
+        return evaluate_one(spec, pred, run_dir, ref, target)
+    except Exception as exc:  # the harness itself failed: label it, keep the other evaluations
+        eval_dir = run_dir / pred.agent / (pred.task_id + (f".{pred.attempt}" if pred.attempt > 1 else ""))
+        eval_dir.mkdir(parents=True, exist_ok=True)
+        report = {"schema_version": SCHEMA_VERSION, "harness_version": __version__,
+                  "corpus_revision": revision(), "run_id": run_dir.name, "task_id": spec.task_id,
+                  "task_hash": spec.content_hash, "agent": pred.agent, "model": pred.fields.get("model"),
+                  "attempt": pred.attempt, "prediction_hash": pred.content_hash(), "cache_key": None,
+                  "created_at": now_iso(), "target": target, "files": {},
+                  "prediction": {k: v for k, v in pred.fields.items() if k != "model"},
+                  "verdict": infra_verdict(f"harness error: {type(exc).__name__}: {exc}")}
+        write_json(eval_dir / "report.json", report)
+        return report
 
 
 def evaluate_one(spec: RunSpec, pred: Prediction, run_dir: Path, ref: tuple[str, Path],

@@ -43,7 +43,8 @@ def verify_files(eval_dir: Path, files: dict[str, str]) -> None:
         if hash_file(path) != expected:
             raise IntegrityError(f"{path}: contents differ from the hash recorded in report.json")
     if "process.json" not in files:
-        raise IntegrityError(f"{eval_dir}: report.json lists no process.json")
+        raise IntegrityError(f"{eval_dir}: report.json lists no process.json: the evaluation did not "
+                             "complete (an infra failure?); evaluate this prediction again")
 
 
 def grade_evaluation(spec: RunSpec, eval_dir: Path, report: dict[str, Any]) -> dict[str, Any]:

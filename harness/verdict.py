@@ -16,7 +16,7 @@ def grade(spec: RunSpec, target: str, refs: list[RunRecord], gold: RunRecord,
           cand: RunRecord) -> dict[str, Any]:
     """The verdict for one candidate run: a pure function of its inputs."""
     if not refs or any(r.exit_code != 0 for r in refs) or gold.exit_code != 0:
-        return _infra("reference or gold run did not complete; the task cannot be graded here")
+        return infra_verdict("reference or gold run did not complete; the task cannot be graded here")
     results = {"runs": criteria.runs(spec, cand)}
     if results["runs"].passed or not any(
             e["category"] in _STOPS_RUN for e in results["runs"].evidence):
@@ -41,7 +41,7 @@ def combine(results: dict[str, CriterionResult], exited_zero: bool) -> dict[str,
             "criteria": {n: results[n].to_dict() for n in CRITERIA}}
 
 
-def _infra(reason: str) -> dict[str, Any]:
+def infra_verdict(reason: str) -> dict[str, Any]:
     line = {"ok": False, "text": reason, "category": "infra"}
     results = {n: CriterionResult(n, [dict(line)]) for n in CRITERIA}
     return combine(results, exited_zero=False)
