@@ -111,3 +111,14 @@ def test_changed_prediction_is_not_served_from_cache(practice_run: Path, tmp_pat
     evaluate_predictions(preds, "practice", run_root)
     report = json.loads((run_root / "practice" / "gold" / "cifar_amp" / "report.json").read_text())
     assert report["verdict"]["category"] == "patch_rejected"
+
+
+def test_demo_command(practice_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's first command: gold and three broken migrations, graded as labelled."""
+    from gpu2tpu.cli import main
+
+    assert main(["demo", "--runs", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "all verdicts as labelled" in out
+    assert (tmp_path / "demo" / "summary.json").exists()
+    assert out.count("cifar_amp") >= 4
