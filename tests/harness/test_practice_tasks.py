@@ -122,3 +122,29 @@ def test_demo_command(practice_run: Path, tmp_path: Path, capsys: pytest.Capture
     assert "all verdicts as labelled" in out
     assert (tmp_path / "demo" / "summary.json").exists()
     assert out.count("cifar_amp") >= 4
+
+
+def test_migrated_directory_prediction(practice_run: Path, tmp_path: Path) -> None:
+    """A prediction may be a migrated directory instead of a patch; protected edits are refused."""
+    import subprocess
+
+    from gpu2tpu.harness.evaluate import evaluate_predictions
+
+    task = TASKS_DIR / "ddp_mlp"
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    for target in (good, bad):
+        shutil.copytree(task / "project", target)
+    subprocess.run(["git", "apply", str(task / "migrations" / "gold.patch")], cwd=good, check=True)
+    (bad / "data.py").write_text((bad / "data.py").read_text().replace("DATA_SEED = 777", "DATA_SEED = 1"))
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps({"schema_version": 1, "task_id": "ddp_mlp", "agent": name,
+                                         "migrated_dir": name}) + "\n" for name in ("good", "bad")))
+    run_root = tmp_path / "runs"
+    shutil.copytree(practice_run / "references", run_root / "dirs" / "references")
+    evaluate_predictions(preds, "dirs", run_root)
+    good_report = json.loads((run_root / "dirs" / "good" / "ddp_mlp" / "report.json").read_text())
+    assert good_report["verdict"]["migrated"], good_report["verdict"]
+    assert "xs.mark_sharding" in (run_root / "dirs" / "good" / "ddp_mlp" / "patch.diff").read_text()
+    bad_report = json.loads((run_root / "dirs" / "bad" / "ddp_mlp" / "report.json").read_text())
+    assert bad_report["verdict"]["category"] == "patch_rejected"
+    assert "data.py" in bad_report["verdict"]["criteria"]["runs"]["evidence"][0]["text"]
