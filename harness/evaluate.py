@@ -21,6 +21,7 @@ from gpu2tpu.corpus import revision
 from gpu2tpu.harness.execution import ensure_references, run_and_record, runtime_versions, write_json
 from gpu2tpu.harness.predictions import Prediction, read_predictions
 from gpu2tpu.harness.regrade import grade_evaluation, hash_file
+from gpu2tpu.harness.runner import provenance
 from gpu2tpu.harness.spec import RunSpec, find_task
 from gpu2tpu.harness.verdict import infra_verdict
 from gpu2tpu.harness.workspace import PatchRejected, apply_patch, from_directory
@@ -127,9 +128,11 @@ def evaluate_one(spec: RunSpec, pred: Prediction, run_dir: Path, ref: tuple[str,
         (eval_dir / "patch.diff").write_text(patch)
     except PatchRejected as exc:
         (eval_dir / "patch.diff").write_text(pred.patch or "")
-        write_json(eval_dir / "process.json", {"schema_version": 1, "patch_rejected": str(exc),
-                                               "exit_code": None, "timed_out": False, "wall_s": 0.0})
-        write_json(eval_dir / "goal.json", {"schema_version": 1, "value": None, "error": "not run"})
+        write_json(eval_dir / "process.json", {"schema_version": 1, **provenance(),
+                                               "patch_rejected": str(exc), "exit_code": None,
+                                               "timed_out": False, "wall_s": 0.0})
+        write_json(eval_dir / "goal.json", {"schema_version": 1, **provenance(), "value": None,
+                                            "error": "not run"})
         ws = None
     if ws is not None:
         try:

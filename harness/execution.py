@@ -14,7 +14,14 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from gpu2tpu import __version__
-from gpu2tpu.harness.runner import PROBE_FILE, clean_env, device_env, run_probed, run_process
+from gpu2tpu.harness.runner import (
+    PROBE_FILE,
+    clean_env,
+    device_env,
+    provenance,
+    run_probed,
+    run_process,
+)
 from gpu2tpu.harness.spec import RunSpec
 from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
 
@@ -44,8 +51,9 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
     Writes trace.jsonl, stdout.log, stderr.log, process.json and goal.json into `out_dir`."""
     env = clean_env(device_env(target, spec.target_chips))
     result = run_probed(spec.command_for_seed(seed), ws.project, out_dir, env, spec.timeout_s)
-    process = {"schema_version": 1, "exit_code": result.exit_code, "timed_out": result.timed_out,
-               "wall_s": round(result.wall_s, 3), "target": target, "seed": seed}
+    process = {"schema_version": 1, **provenance(), "exit_code": result.exit_code,
+               "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3), "target": target,
+               "seed": seed}
     write_json(out_dir / "process.json", process)
     write_json(out_dir / "goal.json", measure_goal(spec, ws, out_dir))
     return process
@@ -53,7 +61,7 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
 
 def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
     checkpoint = ws.project / spec.checkpoint
-    base = {"schema_version": 1, "metric": spec.goal.metric, "value": None}
+    base = {"schema_version": 1, **provenance(), "metric": spec.goal.metric, "value": None}
     if not checkpoint.exists():
         return {**base, "error": f"checkpoint {spec.checkpoint} was not written"}
     goal_file = out_dir / "goal.raw.json"

@@ -481,6 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="trace file to write (JSON lines)")
     parser.add_argument("--read-every", type=int, default=10, help="read values every K steps")
+    parser.add_argument("--stamp", default="{}", help="JSON object copied into the start record")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- script.py ARGS | -- -m module ARGS")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -490,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     rec.emit("start", schema_version=SCHEMA_VERSION, probe_version=PROBE_VERSION, argv=command,
              cwd=os.getcwd(), python=sys.version.split()[0], torch=torch.__version__,
              torch_xla=_version("torch_xla"), torch_tpu=_version("torch_tpu"), libtpu=_version("libtpu"),
-             env={k: os.environ[k] for k in ENV_KEYS if k in os.environ})
+             env={k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **json.loads(args.stamp))
     install_hooks(rec)
 
     def on_term(signum, frame):

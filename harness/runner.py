@@ -3,6 +3,7 @@ an environment stripped of secrets."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -51,6 +52,14 @@ def device_env(target: str | None, chips: int) -> dict[str, str]:
     raise ValueError(f"unknown target {target!r}; expected one of {TARGETS}")
 
 
+def provenance() -> dict[str, str]:
+    """What every output file carries: the harness version and the corpus revision."""
+    from gpu2tpu import __version__
+    from gpu2tpu.corpus import revision
+
+    return {"harness_version": __version__, "corpus_revision": revision()}
+
+
 def run_probed(command: list[str], workdir: Path, out_dir: Path, env: dict[str, str],
                timeout_s: float) -> RunResult:
     """Run `command` inside `workdir` under the probe; trace and logs land in `out_dir`."""
@@ -59,7 +68,8 @@ def run_probed(command: list[str], workdir: Path, out_dir: Path, env: dict[str, 
     shutil.copyfile(PROBE_FILE, probe)
     trace = out_dir / "trace.jsonl"
     trace.unlink(missing_ok=True)
-    argv = [sys.executable, str(probe), "--out", str(trace), "--", *command]
+    argv = [sys.executable, str(probe), "--out", str(trace), "--stamp", json.dumps(provenance()),
+            "--", *command]
     return run_process(argv, workdir, out_dir, env, timeout_s)
 
 

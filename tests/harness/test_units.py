@@ -92,6 +92,7 @@ def test_probe_records_unscaled_loss_grad_norm_and_clip(tmp_path: Path) -> None:
     assert trace.optimizer["param_count"] == 4 * 8 + 8 + 8 + 1
     assert trace.end and trace.end["exit_code"] == 0 and trace.runtime["backend"] == "cpu"
     assert trace.grad_scaler == {"event": "grad_scaler", "enabled": True}
+    assert trace.start["harness_version"] and trace.start["corpus_revision"]
 
 
 def test_probe_passes_exit_status_through(tmp_path: Path) -> None:
