@@ -19,7 +19,7 @@ from tqdm import tqdm
 from gpu2tpu import __version__
 from gpu2tpu.corpus import revision
 from gpu2tpu.harness.execution import ensure_references, run_and_record, runtime_versions, write_json
-from gpu2tpu.harness.predictions import Prediction, read_predictions
+from gpu2tpu.harness.predictions import Prediction, evaluation_name, read_predictions
 from gpu2tpu.harness.regrade import grade_evaluation, hash_file
 from gpu2tpu.harness.runner import provenance
 from gpu2tpu.harness.spec import RunSpec, find_task
@@ -93,7 +93,7 @@ def evaluate_or_infra(spec: RunSpec, pred: Prediction, run_dir: Path, ref: tuple
     try:
         return evaluate_one(spec, pred, run_dir, ref, target)
     except Exception as exc:  # the harness itself failed: label it, keep the other evaluations
-        eval_dir = run_dir / pred.agent / (pred.task_id + (f".{pred.attempt}" if pred.attempt > 1 else ""))
+        eval_dir = run_dir / pred.label
         eval_dir.mkdir(parents=True, exist_ok=True)
         report = {"schema_version": SCHEMA_VERSION, "harness_version": __version__,
                   "corpus_revision": revision(), "run_id": run_dir.name, "task_id": spec.task_id,
@@ -108,7 +108,7 @@ def evaluate_or_infra(spec: RunSpec, pred: Prediction, run_dir: Path, ref: tuple
 
 def evaluate_one(spec: RunSpec, pred: Prediction, run_dir: Path, ref: tuple[str, Path],
                  target: str) -> dict[str, Any]:
-    eval_dir = run_dir / pred.agent / (pred.task_id + (f".{pred.attempt}" if pred.attempt > 1 else ""))
+    eval_dir = run_dir / pred.label
     cache_key = hashlib.sha256(f"{pred.content_hash()}|{spec.content_hash}|{ref[0]}|{target}|"
                                f"{__version__}".encode()).hexdigest()
     old = eval_dir / "report.json"
@@ -178,8 +178,8 @@ def write_summary(run_dir: Path, run_id: str, reports: list[dict[str, Any]],
         c = counts.setdefault(r["agent"], {"migrated": 0, "total": 0})
         c["total"] += 1
         c["migrated"] += int(r["verdict"]["migrated"])
-    paths = sorted(f"{r['agent']}/{r['task_id']}" + (f".{r['attempt']}" if r["attempt"] > 1 else "")
-                   + "/report.json" for r in reports)
+    paths = sorted(evaluation_name(r["agent"], r["task_id"], r["attempt"]) + "/report.json"
+                   for r in reports)
     summary = {"schema_version": SCHEMA_VERSION, "run_id": run_id, "harness_version": __version__,
                "corpus_revision": revision(), "created_at": now_iso(), "evaluations": paths,
                "counts": counts, "errors": errors}

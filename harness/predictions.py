@@ -29,7 +29,8 @@ class Prediction:
 
     @property
     def label(self) -> str:
-        return f"{self.agent}/{self.task_id}" + (f".{self.attempt}" if self.attempt > 1 else "")
+        """`agent/task[.attempt]`: also the evaluation's directory inside the run directory."""
+        return evaluation_name(self.agent, self.task_id, self.attempt)
 
     def content_hash(self) -> str:
         """Hash of what is evaluated: the patch text, or the migrated directory's files."""
@@ -41,6 +42,10 @@ class Prediction:
             for p in sorted(q for q in root.rglob("*") if q.is_file() and ".git" not in q.parts):
                 digest.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
         return digest.hexdigest()
+
+
+def evaluation_name(agent: str, task_id: str, attempt: int) -> str:
+    return f"{agent}/{task_id}" + (f".{attempt}" if attempt > 1 else "")
 
 
 class PredictionError(ValueError):
