@@ -200,7 +200,7 @@ def test_nudge_max_steps_and_human_script(tmp_path: Path, task: AgentTask, cfg: 
         (pred,) = _run(api, cfg, plan, price, Human("script", ["yes, bf16"]))
     assert api.requests[1]["body"]["messages"][-1]["content"][0]["text"].startswith("Continue")
     assert api.requests[2]["body"]["messages"][-1]["content"][0]["content"] == "yes, bf16"
-    assert pred["human_interventions"] == 1 and "step limit" in pred["error"]
+    assert pred["human_interventions"] == 2 and "step limit" in pred["error"]  # both asks count
     traj = json.loads((plan.out.parent / pred["trajectory"]).read_text())
     humans = [e for e in traj["events"] if e["type"] == "human"]
     assert [(h["question"], h["source"]) for h in humans] == [("bf16?", "script"),

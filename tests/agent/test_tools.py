@@ -114,13 +114,13 @@ def test_run_project_on_emulated_chips(box: ToolBox, monkeypatch: pytest.MonkeyP
 
 def test_human_modes(tmp_path: Path) -> None:
     never = parse_human("never")
-    assert never.ask("help?").answer == NO_HELP and never.interventions == 0
+    assert never.ask("help?").answer == NO_HELP and never.interventions == 1
     script = tmp_path / "answers.yaml"
     script.write_text("- use bf16\n- yes\n")  # `yes` must stay a string
     scripted = parse_human(f"script:{script}")
     assert [scripted.ask(q).answer for q in ("a", "b", "c")] == ["use bf16", "yes",
                                                                   SCRIPT_EXHAUSTED]
-    assert scripted.interventions == 2
+    assert scripted.interventions == 3  # every call counts, the unanswered third too
     assert scripted.fresh().ask("again").answer == "use bf16"
     js = tmp_path / "a.json"
     js.write_text(json.dumps(["one"]))
@@ -129,7 +129,7 @@ def test_human_modes(tmp_path: Path) -> None:
     ex = live.ask("which dtype?")
     assert (ex.answer, ex.source, live.interventions) == ("line one\nline two", "human", 1)
     silent = Human("ask", stdin=io.StringIO(""), stdout=io.StringIO())
-    assert silent.ask("?").source == "none" and silent.interventions == 0
+    assert silent.ask("?").source == "none" and silent.interventions == 1
     for bad in ("sometimes", "script:", f"script:{tmp_path / 'missing.yaml'}"):
         with pytest.raises(UserError):
             parse_human(bad)
