@@ -320,30 +320,8 @@ class Recorder:
 
 
 def install_hooks(rec: Recorder) -> None:
-    orig_backward = torch.Tensor.backward
-    orig_autograd_backward = torch.autograd.backward
-
-    def backward(self, *args, **kwargs):
-        if not rec.in_backward:
-            rec.on_backward(self)
-        rec.in_backward = True
-        try:
-            return orig_backward(self, *args, **kwargs)
-        finally:
-            rec.in_backward = False
-
-    def autograd_backward(tensors, *args, **kwargs):
-        if not rec.in_backward:
-            for t in (tensors if isinstance(tensors, (list, tuple)) else [tensors]):
-                rec.on_backward(t)
-        rec.in_backward = True
-        try:
-            return orig_autograd_backward(tensors, *args, **kwargs)
-        finally:
-            rec.in_backward = False
-
-    torch.Tensor.backward = backward  # type: ignore[method-assign]
-    torch.autograd.backward = autograd_backward
+    torch.Tensor.backward = _backward_wrapper(rec, torch.Tensor.backward)  # type: ignore[method-assign]
+    torch.autograd.backward = _backward_wrapper(rec, torch.autograd.backward)
     wrap_clip(rec)
 
     scaler_cls = torch.amp.GradScaler
@@ -407,6 +385,22 @@ def install_hooks(rec: Recorder) -> None:
 
     random.seed = random_seed
     sys.meta_path.insert(0, _PostImport("torch_xla", lambda: wrap_clip(rec)))
+
+
+def _backward_wrapper(rec: Recorder, orig):
+    """Record the loss(es) a backward pass starts from; Tensor.backward calls autograd.backward,
+    so only the outermost call records."""
+    def backward(tensors, *args, **kwargs):
+        if not rec.in_backward:
+            for t in (tensors if isinstance(tensors, (list, tuple)) else [tensors]):
+                rec.on_backward(t)
+        rec.in_backward = True
+        try:
+            return orig(tensors, *args, **kwargs)
+        finally:
+            rec.in_backward = False
+
+    return backward
 
 
 def wrap_clip(rec: Recorder) -> None:

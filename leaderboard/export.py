@@ -10,7 +10,6 @@ Layout of an export directory:
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any, Protocol, cast
 import duckdb
 import pyarrow.parquet as pq
 
+from gpu2tpu.harness.regrade import hash_file
 from gpu2tpu.leaderboard.queries import VIEWS, view_params, view_sql
 from gpu2tpu.leaderboard.schema import CURRENT_VERSION
 
@@ -64,7 +64,7 @@ def export_store(con: duckdb.DuckDBPyConnection, to_dir: Path) -> dict[str, Any]
         rel = f"tables/{table}.parquet"
         arrow = con.sql(f"SELECT * FROM {table} ORDER BY {_ORDER[table]}").to_arrow_table()
         pq.write_table(arrow, to_dir / rel)
-        entries[table] = {"path": rel, "rows": arrow.num_rows, "sha256": _sha(to_dir / rel)}
+        entries[table] = {"path": rel, "rows": arrow.num_rows, "sha256": hash_file(to_dir / rel)}
     views: dict[str, dict[str, Any]] = {}
     for view in VIEWS:
         rel = f"views/{view}.parquet"
@@ -72,7 +72,7 @@ def export_store(con: duckdb.DuckDBPyConnection, to_dir: Path) -> dict[str, Any]
         params = {p: None for p in view_params(sql)}
         arrow = con.sql(sql, params=params).to_arrow_table()
         pq.write_table(arrow, to_dir / rel)
-        views[view] = {"path": rel, "rows": arrow.num_rows, "sha256": _sha(to_dir / rel)}
+        views[view] = {"path": rel, "rows": arrow.num_rows, "sha256": hash_file(to_dir / rel)}
 
     def distinct(table: str, column: str) -> list[str]:
         rows = con.execute(f"SELECT DISTINCT {column} FROM {table} ORDER BY 1").fetchall()
@@ -121,7 +121,7 @@ def open_export(source: str, download: Callable[..., str] | None = None) -> duck
         path = directory / entry["path"]
         if not path.is_file():
             raise ExportError(f"{source}: {entry['path']} is missing")
-        if _sha(path) != entry["sha256"]:
+        if hash_file(path) != entry["sha256"]:
             raise ExportError(f"{source}: {entry['path']} does not match its manifest sha256")
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_parquet($path)", {"path": str(path)})
     con.execute("SET enable_external_access = false")  # nothing else is read or written
@@ -194,11 +194,3 @@ def _dataset_card(manifest: dict[str, Any]) -> str:
         f"corpus revision {manifest['corpus_revision']}, exported {manifest['created_at']}.\n\n"
         f"| table | rows |\n|---|---|\n{rows}\n"
     )
-
-
-def _sha(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -6,13 +6,14 @@ list exists and matches its recorded sha256, and checks versions and metadata.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from gpu2tpu.harness.regrade import hash_file
 
 FORMAT_VERSION = 1  # docs/formats.md schema_version this reader understands
 REQUIRED_METADATA = ("agent", "model", "organisation")
@@ -41,14 +42,6 @@ class ReportFile:
     rel: str  # path relative to the run directory
     data: dict[str, Any]
     file_hashes: dict[str, str] = field(default_factory=dict)  # name in `files` -> verified sha256
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_metadata(path: Path) -> dict[str, Any]:
@@ -129,7 +122,7 @@ def check_report(
         target = resolve_listed(run_dir, path.parent, str(name), path)
         if target is None:
             raise SubmissionRefused(f"{path}: {name} is missing (trace or evidence file deleted?)")
-        actual = sha256_file(target)
+        actual = hash_file(target)
         if actual != str(expected).lower():
             raise SubmissionRefused(
                 f"{path}: {name} does not match its recorded sha256 (file modified after "
