@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 from gpu2tpu.corpus import DATA_DIR, TASKS_DIR
 
-DEFAULT_MIRROR_ROOT = Path("/work/.mirror")
+# where `fetch`-style snapshots live (<owner>+<name>/); set GPU2TPU_MIRROR_ROOT or --mirror-root
+DEFAULT_MIRROR_ROOT = Path(os.environ.get("GPU2TPU_MIRROR_ROOT")
+                           or Path.home() / ".cache" / "gpu2tpu" / "mirror")
 
 
 def _user_error(msg: str) -> Exception:
@@ -141,7 +144,9 @@ def _scan_record(path: Path, mirror_root: Path) -> str:
     if not isinstance(repo, str) or not isinstance(commit, str):
         raise ValueError("record needs repo and commit")
     t0 = time.perf_counter()
-    scan = scan_path(find_mirror(repo, mirror_root), commit, repo=repo)
+    command = (rec.data.get("curated") or {}).get("train_command")
+    scan = scan_path(find_mirror(repo, mirror_root), commit, repo=repo,
+                     train_command=command if isinstance(command, str) else None)
     write_scan(path, scan)
     return (f"{repo}: tier {scan['tier']} score {scan['score']} {scan['bucket']} "
             f"licence {scan['licence']['spdx']} ({time.perf_counter() - t0:.2f}s)")

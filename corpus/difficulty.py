@@ -6,8 +6,11 @@ Tier (the hardest kind of GPU dependency present):
     non_blocking.
   2 precision / distribution / compilation: autocast, GradScaler, `.half()`/float16, TF32 flags,
     torch.distributed / DDP / NCCL, DataParallel, torch.compile, apex imports.
-  3 custom kernels or CUDA-only packages: `.cu`/`.cuh` files, cpp_extension / CUDAExtension /
-    load_inline, Triton kernels, numba.cuda, or any CUDA-only dependency (apex, flash_attn, ...).
+  3 the training path cannot run without CUDA-only code: at least one `hard` use site of a
+    CUDA-only package, a compiled CUDA extension, Triton or numba.cuda (see gpu_deps.py: an
+    import guarded by try/except, behind an `if` or in a function, or outside the training
+    entry's import closure does not count). Scans older than scanner 2.0 used the presence of
+    any such code or listed package instead.
 
 Score (0-100) = min(100, round(FLOOR[tier] + sum_c weight_c * n_c / (n_c + half_c))): each
 component's count n_c saturates (it is worth half its weight at n_c = half_c), and the tier sets a
@@ -54,7 +57,11 @@ def _count(scan: dict[str, Any], key: str) -> int:
 
 def tier_of(scan: dict[str, Any]) -> int:
     counts = scan.get("counts") or {}
-    if (_count(scan, "size:cuda_files") or scan.get("cuda_only_deps")
+    cuda_only = scan.get("cuda_only")
+    if isinstance(cuda_only, dict):  # scanner 2.x: only hard dependencies make tier 3
+        if cuda_only.get("hard"):
+            return 3
+    elif (_count(scan, "size:cuda_files") or scan.get("cuda_only_deps")
             or any(counts.get(k, 0) for k in TIER3)):
         return 3
     if any(counts.get(k, 0) for k in TIER2):

@@ -6,10 +6,10 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpu2tpu.corpus import difficulty, patterns
+from gpu2tpu.corpus import difficulty, gpu_deps, patterns, train_roots
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "1.0"
+SCANNER_VERSION = "2.0"
 
 PY_SUFFIXES = (".py",)
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -106,14 +106,23 @@ def _repo_name(source: RepoSource, path: Path) -> str:
     return path.resolve().name
 
 
-def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
-    """Scan an opened source; returns the record's `scan:` mapping."""
+def scan_source(source: RepoSource, repo: str, train_command: str | None = None
+                ) -> dict[str, Any]:
+    """Scan an opened source; returns the record's `scan:` mapping.
+
+    `train_command` (the record's curated command) names the training entry point whose import
+    closure decides which CUDA-only code is a hard dependency; without it, the detected training
+    scripts are used.
+    """
     entries = source.entries()
     size = dict.fromkeys(SIZE_KEYS, 0)
     size["files"] = len(entries)
     counts = dict.fromkeys(patterns.CONSTRUCTS, 0)
     frameworks = dict.fromkeys(patterns.FRAMEWORKS, 0)
     deps: set[str] = set()
+    declared: set[str] = set()
+    py_texts: dict[str, str] = {}
+    shell_texts: dict[str, str] = {}
     train: list[str] = []
     evals: list[str] = []
     absent = {e.path for e in entries if e.size < 0}  # blobs the snapshot does not hold
@@ -127,7 +136,8 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
         size["cuda_files"] += suffix in CUDA_SUFFIXES
         size["cpp_files"] += suffix in CPP_SUFFIXES
         size["cython_files"] += suffix in CYTHON_SUFFIXES
-        if (suffix in PY_SUFFIXES and e.size <= MAX_TEXT_BYTES) or _is_dep_file(e.path):
+        if ((suffix in PY_SUFFIXES and e.size <= MAX_TEXT_BYTES) or _is_dep_file(e.path)
+                or (suffix in (".sh", ".yaml", ".yml") and 0 <= e.size <= 200_000)):
             to_read.append(e)
     ranked = sorted((rank, e) for e in entries if (rank := _licence_rank(e.path)))
     licence_files = [e for _rank, e in ranked[:5]]
@@ -153,10 +163,13 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
             dep_files.append(path)
             for name, version in _pins(path, text):
                 pinned.setdefault(name.lower().replace("_", "-"), version)
-            deps.update(d for n in _declared_names(path, text)
-                        if (d := patterns.cuda_deps_of_name(n)))
+            declared.update(d for n in _declared_names(path, text)
+                            if (d := patterns.cuda_deps_of_name(n)))
+        if _suffix(path) in (".sh", ".yaml", ".yml"):
+            shell_texts[path] = text
         if _suffix(path) not in PY_SUFFIXES:
             continue
+        py_texts[path] = text
         size["python_lines"] += text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         code = _COMMENT_LINE.sub("", text)
         patterns.count_constructs(code, counts)
@@ -170,6 +183,11 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
         elif kind == "eval":
             evals.append(path)
 
+    deps |= declared
+    found = train_roots.training_roots(train_command, set(py_texts), shell_texts,
+                                       gpu_deps.Resolver(py_texts).by_suffix)
+    roots = found.scripts
+    evidence = gpu_deps.analyse(py_texts, declared, roots or _rank(train), found.config_modules)
     scan: dict[str, Any] = {
         "scanner_version": SCANNER_VERSION,
         "repo": repo,
@@ -181,6 +199,10 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
                          "pinned": dict(sorted(pinned.items()))},
         "frameworks": frameworks,
         "cuda_only_deps": sorted(deps),
+        "cuda_only": {"training_roots": roots or _rank(train),
+                      "roots_from": "train_command" if roots else "detected",
+                      "config_files": found.config_files[:MAX_LISTED],
+                      "hard": gpu_deps.hard_names(evidence), "evidence": evidence},
         "entry_points": {"train": _rank(train), "eval": _rank(evals)},
         "counts": counts,
         "missing_blobs": len(absent),  # files absent from the snapshot (>= 4 MiB in fetch's)
@@ -209,10 +231,11 @@ def _rank(paths: list[str]) -> list[str]:
     return sorted(paths, key=lambda p: (p.count("/"), p))[:MAX_LISTED]
 
 
-def scan_path(path: Path, commit: str | None = None, repo: str | None = None) -> dict[str, Any]:
+def scan_path(path: Path, commit: str | None = None, repo: str | None = None,
+              train_command: str | None = None) -> dict[str, Any]:
     """Scan a checkout or git directory at `commit` (default HEAD for git, the files otherwise)."""
     source = open_source(path, commit)
     try:
-        return scan_source(source, repo or _repo_name(source, path))
+        return scan_source(source, repo or _repo_name(source, path), train_command)
     finally:
         source.close()

@@ -39,14 +39,20 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
     "dependency_files": (List(_S), "requirements / environment / setup files"),
     "pinned": (List({"name": _S, "version": _S}), "versions pinned with == (or conda =)"),
     "frameworks": ({k: _I for k in patterns.FRAMEWORKS}, "Python files importing each framework"),
-    "cuda_only_deps": (List(_S), "packages with no CPU/XLA path (apex, flash_attn, ...)"),
+    "cuda_only_deps": (List(_S), "packages with no CPU/XLA path (apex, flash_attn, ...) that "
+                       "the repository names anywhere"),
+    "hard_cuda_deps": (List(_S), "CUDA-only code the training path cannot run without "
+                       "(makes tier 3)"),
+    "cuda_only_evidence": (List({"name": _S, "status": _S, "where": _S, "code": _S, "via": _S}),
+                           "one line per use site: hard / guarded / conditional / off_path / "
+                           "declared, file:line, the code, the import chain for hard ones"),
     "train_entry_points": (List(_S), "likely training scripts"),
     "eval_entry_points": (List(_S), "likely evaluation scripts"),
     "counts": ({k: _I for k in patterns.CONSTRUCTS},
                "occurrences of GPU constructs and XLA hazards"),
     "missing_blobs": (_I, "files absent from the snapshot (fetch omits files of 4 MiB or more)"),
     "missing_scanned_blobs": (_I, "of those, Python / dependency / licence files"),
-    "tier": (Value("int8"), "0 device-agnostic .. 3 custom kernels / CUDA-only packages"),
+    "tier": (Value("int8"), "0 device-agnostic .. 3 the training path needs CUDA-only code"),
     "flags": (List(_S), "derived tags"),
     "score": (_I, "difficulty score 0-100"),
     "bucket": (_S, "easy / medium / hard"),
@@ -111,6 +117,8 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
     deps = scan.get("dependencies") or {}
     entry = scan.get("entry_points") or {}
     size = scan.get("size") or {}
+    raw_cuda_only = scan.get("cuda_only")
+    cuda_only: dict[str, Any] = raw_cuda_only if isinstance(raw_cuda_only, dict) else {}
     results = [r for r in cur.get("reported_results") or [] if isinstance(r, dict)]
     return {
         "id": _opt_str(rec.get("id")),
@@ -138,6 +146,10 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
         "frameworks": ({k: int((scan.get("frameworks") or {}).get(k, 0))
                         for k in patterns.FRAMEWORKS} if scan else None),
         "cuda_only_deps": _strs(scan.get("cuda_only_deps")),
+        "hard_cuda_deps": _strs(cuda_only.get("hard")),
+        "cuda_only_evidence": [{k: _opt_str(e.get(k)) for k in ("name", "status", "where", "code",
+                                                                 "via")}
+                               for e in cuda_only.get("evidence") or [] if isinstance(e, dict)],
         "train_entry_points": _strs(entry.get("train")),
         "eval_entry_points": _strs(entry.get("eval")),
         "counts": ({k: int((scan.get("counts") or {}).get(k, 0)) for k in patterns.CONSTRUCTS}
