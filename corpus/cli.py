@@ -144,9 +144,11 @@ def _scan_record(path: Path, mirror_root: Path) -> str:
     if not isinstance(repo, str) or not isinstance(commit, str):
         raise ValueError("record needs repo and commit")
     t0 = time.perf_counter()
-    command = (rec.data.get("curated") or {}).get("train_command")
+    curated = rec.data.get("curated") if isinstance(rec.data.get("curated"), dict) else {}
+    command = curated.get("train_command")
     scan = scan_path(find_mirror(repo, mirror_root), commit, repo=repo,
-                     train_command=command if isinstance(command, str) else None)
+                     train_command=command if isinstance(command, str) else None,
+                     curated=curated)
     write_scan(path, scan)
     return (f"{repo}: tier {scan['tier']} score {scan['score']} {scan['bucket']} "
             f"licence {scan['licence']['spdx']} ({time.perf_counter() - t0:.2f}s)")

@@ -6,7 +6,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpu2tpu.corpus import difficulty, gpu_deps, patterns, train_roots
+from gpu2tpu.corpus import difficulty, gpu_deps, patterns, runnability, train_roots
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
 SCANNER_VERSION = "2.0"
@@ -106,13 +106,14 @@ def _repo_name(source: RepoSource, path: Path) -> str:
     return path.resolve().name
 
 
-def scan_source(source: RepoSource, repo: str, train_command: str | None = None
-                ) -> dict[str, Any]:
+def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
+                curated: dict[str, Any] | None = None) -> dict[str, Any]:
     """Scan an opened source; returns the record's `scan:` mapping.
 
     `train_command` (the record's curated command) names the training entry point whose import
     closure decides which CUDA-only code is a hard dependency; without it, the detected training
-    scripts are used.
+    scripts are used. `curated` (the record's curated facts: datasets, task, paper) feeds the
+    CPU runnability estimate.
     """
     entries = source.entries()
     size = dict.fromkeys(SIZE_KEYS, 0)
@@ -121,6 +122,8 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None
     frameworks = dict.fromkeys(patterns.FRAMEWORKS, 0)
     deps: set[str] = set()
     declared: set[str] = set()
+    all_declared: set[str] = set()
+    all_imported: set[str] = set()
     py_texts: dict[str, str] = {}
     shell_texts: dict[str, str] = {}
     train: list[str] = []
@@ -163,8 +166,9 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None
             dep_files.append(path)
             for name, version in _pins(path, text):
                 pinned.setdefault(name.lower().replace("_", "-"), version)
-            declared.update(d for n in _declared_names(path, text)
-                            if (d := patterns.cuda_deps_of_name(n)))
+            names = _declared_names(path, text)
+            all_declared.update(names)
+            declared.update(d for n in names if (d := patterns.cuda_deps_of_name(n)))
         if _suffix(path) in (".sh", ".yaml", ".yml"):
             shell_texts[path] = text
         if _suffix(path) not in PY_SUFFIXES:
@@ -174,6 +178,7 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None
         code = _COMMENT_LINE.sub("", text)
         patterns.count_constructs(code, counts)
         mods = patterns.imported_modules(code)
+        all_imported.update(m.split(".")[0] for m in mods)
         for fw in patterns.frameworks_of(mods):
             frameworks[fw] += 1
         deps.update(d for m in mods if (d := patterns.cuda_deps_of_name(m)))
@@ -209,6 +214,8 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None
         "missing_scanned_blobs": unread,  # of which Python/dependency/licence files
     }
     scan.update(difficulty.derive(scan))
+    scan["runnability"] = runnability.assess(curated or {}, scan, sorted(all_declared),
+                                             sorted(all_imported))
     return scan
 
 
@@ -232,10 +239,11 @@ def _rank(paths: list[str]) -> list[str]:
 
 
 def scan_path(path: Path, commit: str | None = None, repo: str | None = None,
-              train_command: str | None = None) -> dict[str, Any]:
+              train_command: str | None = None, curated: dict[str, Any] | None = None
+              ) -> dict[str, Any]:
     """Scan a checkout or git directory at `commit` (default HEAD for git, the files otherwise)."""
     source = open_source(path, commit)
     try:
-        return scan_source(source, repo or _repo_name(source, path), train_command)
+        return scan_source(source, repo or _repo_name(source, path), train_command, curated)
     finally:
         source.close()

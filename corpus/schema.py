@@ -52,6 +52,15 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
                "occurrences of GPU constructs and XLA hazards"),
     "missing_blobs": (_I, "files absent from the snapshot (fetch omits files of 4 MiB or more)"),
     "missing_scanned_blobs": (_I, "of those, Python / dependency / licence files"),
+    "cpu_task": (_S, "could it become a runnable task on a CPU-only machine: likely / possible / "
+                 "unlikely (an estimate)"),
+    "cpu_task_reasons": (List(_S), "what stands in the way (blockers first)"),
+    "data_assessment": (List({"name": _S, "kind": _S, "standin_feasible": _B, "evidence": _S}),
+                        "per dataset: synthetic / small / medium / large / simulator, and "
+                        "whether stand-in data in its format is feasible"),
+    "model_size": ({"size": _S, "evidence": _S}, "small / medium / large, with the signal"),
+    "heavy_deps": (List({"name": _S, "why": _S, "seen_in": _S}),
+                   "dependencies hard to install on a sandboxed CPU machine"),
     "tier": (Value("int8"), "0 device-agnostic .. 3 the training path needs CUDA-only code"),
     "flags": (List(_S), "derived tags"),
     "score": (_I, "difficulty score 0-100"),
@@ -119,6 +128,9 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
     size = scan.get("size") or {}
     raw_cuda_only = scan.get("cuda_only")
     cuda_only: dict[str, Any] = raw_cuda_only if isinstance(raw_cuda_only, dict) else {}
+    raw_run = scan.get("runnability")
+    run: dict[str, Any] = raw_run if isinstance(raw_run, dict) else {}
+    model = run.get("model") if isinstance(run.get("model"), dict) else {}
     results = [r for r in cur.get("reported_results") or [] if isinstance(r, dict)]
     return {
         "id": _opt_str(rec.get("id")),
@@ -156,6 +168,16 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
                    if scan else None),
         "missing_blobs": _int(scan.get("missing_blobs")),
         "missing_scanned_blobs": _int(scan.get("missing_scanned_blobs")),
+        "cpu_task": _opt_str(run.get("cpu_task")),
+        "cpu_task_reasons": _strs(run.get("reasons")),
+        "data_assessment": [{"name": _opt_str(d.get("name")), "kind": _opt_str(d.get("kind")),
+                             "standin_feasible": bool(d.get("standin_feasible")),
+                             "evidence": _opt_str(d.get("evidence"))}
+                            for d in run.get("data") or [] if isinstance(d, dict)],
+        "model_size": ({"size": _opt_str(model.get("size")),
+                        "evidence": _opt_str(model.get("evidence"))} if model else None),
+        "heavy_deps": [{k: _opt_str(d.get(k)) for k in ("name", "why", "seen_in")}
+                       for d in run.get("heavy_deps") or [] if isinstance(d, dict)],
         "tier": _int(scan.get("tier")),
         "flags": _strs(scan.get("flags")),
         "score": _int(scan.get("score")),
