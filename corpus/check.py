@@ -17,7 +17,7 @@ DECISIONS = ("included", "reference_only", "excluded")
 REASONS = ("ok", "not_pytorch", "no_cuda", "no_training_entry", "no_licence", "no_paper",
            "too_large", "too_small", "duplicate", "owner_cap", "fetch_failed", "quota_full",
            "not_research")
-OWNER_CAP = 5
+OWNER_CAP = 4  # as corpus/curation/selection.yaml
 MAX_DOMAIN_SHARE = 0.20
 MIN_TIER3 = 15
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")

@@ -74,6 +74,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="build even when `corpus check` reports problems")
     p.set_defaults(func=_build)
 
+    p = csub.add_parser("select", help="apply the selection rule to the records and the logs",
+                        description="Rank every eligible candidate by the rule in "
+                        "corpus/selection.py (parameters: curation/selection.yaml) and print which "
+                        "records it keeps, which it drops and which candidates must be read next.")
+    p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR, help="records folder")
+    p.add_argument("--curation-dir", type=Path, default=CURATION_DIR,
+                   help="considered logs, selection.yaml, candidate-scans.tsv")
+    p.add_argument("--scan-candidates", type=Path, metavar="CANDIDATES_TSV",
+                   help="first rescan the candidates excluded only by selection rules from their "
+                   "snapshots (domain guesses from this candidates.tsv) into candidate-scans.tsv")
+    p.add_argument("--mirror-root", type=Path, default=DEFAULT_MIRROR_ROOT,
+                   help="snapshots as <owner>+<name>/ (default %(default)s)")
+    p.set_defaults(func=_select)
+
     p = csub.add_parser("stats", help="print the domain x difficulty table and tier counts",
                         description="Count records per domain and difficulty bucket, and per "
                         "tier and split (unscanned records under '?').")
@@ -209,6 +223,41 @@ def _build(args: argparse.Namespace) -> int:
     if res.problems:
         print(f"warning: built despite {len(res.problems)} problem(s) (--allow-invalid)",
               file=sys.stderr)
+    return 0
+
+
+def _select(args: argparse.Namespace) -> int:
+    import csv
+
+    from gpu2tpu.corpus import selection
+    from gpu2tpu.corpus.records import load_considered, load_records
+
+    considered, problems = load_considered(args.curation_dir)
+    if problems:
+        raise _user_error("; ".join(problems))
+    if args.scan_candidates:
+        with args.scan_candidates.open(encoding="utf-8", newline="") as fh:
+            guess = {r["repo"]: r.get("domain_guess", "") for r in
+                     csv.DictReader(fh, delimiter="\t")}
+        rows, missing = selection.scan_candidates(considered, args.mirror_root, guess)
+        path = selection.write_candidate_scans(args.curation_dir, rows)
+        print(f"wrote {path} ({len(rows)} candidates; {len(missing)} without a snapshot: "
+              f"{', '.join(missing) or '-'})")
+    try:
+        rules = selection.load_rules(args.curation_dir)
+    except ValueError as exc:
+        raise _user_error(str(exc)) from exc
+    records = [r.data for r in load_records(args.projects_dir) if r.data is not None]
+    cands = selection.eligible(records, considered,
+                               selection.load_candidate_scans(args.curation_dir),
+                               set(rules["tasks"]))
+    sel = selection.select(cands, rules)
+    print(f"rule selects {len(sel.chosen)} of {len(cands)} eligible (target "
+          f"{rules['target_count']}, owner cap {rules['owner_cap']})")
+    for c, why in sel.dropped:
+        print(f"drop\t{c.repo}\t{why}")
+    for c in sel.to_read:
+        print(f"read\t{c.repo}\t{c.domain}\t{c.python_lines} lines")
     return 0
 
 

@@ -132,7 +132,7 @@ def test_duplicate_repo_and_owner_cap(corpus, tmp_path):
         data["scan"] = dict(base["scan"], repo=f"bob/p{i}")
         write_record(corpus["projects"], data)
     problems = _problems(corpus)
-    assert any("owner bob has 6 records (cap 5)" in p for p in problems)
+    assert any("owner bob has 6 records (cap 4)" in p for p in problems)
 
 
 def test_considered_log_rules(corpus):
