@@ -14,7 +14,7 @@ DEFAULT_MIRROR_ROOT = Path("/work/.mirror")
 
 
 def _user_error(msg: str) -> Exception:
-    from gpu2tpu.cli import UserError
+    from gpu2tpu.errors import UserError
 
     return UserError(msg)
 
