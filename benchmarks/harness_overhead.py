@@ -21,8 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpu2tpu.harness.runner import clean_env, device_env, run_probed
+from gpu2tpu.harness.runner import clean_env, run_probed
 from gpu2tpu.harness.spec import find_task
+from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.workspace import apply_patch
 
 TIMER_SHIM = """
@@ -47,7 +48,7 @@ def steady(times: list[float], warmup: int) -> float:
 def probe_ratio(task: str, repeats: int) -> tuple[float, float, float]:
     spec = find_task(task)
     ws = apply_patch(spec, (spec.task_dir / "migrations" / "gold.patch").read_text())
-    env = clean_env(device_env("xla-cpu", spec.target_chips))
+    env = clean_env(get_target("xla-cpu").env(spec.target_chips))
     command = spec.command_for_seed(spec.seed)
     warm = spec.performance.warmup_steps
     probed, plain = [], []

@@ -17,7 +17,7 @@ DEFAULT_MIRROR_ROOT = Path(os.environ.get("GPU2TPU_MIRROR_ROOT")
 
 
 def _user_error(msg: str) -> Exception:
-    from gpu2tpu.cli import UserError
+    from gpu2tpu.errors import UserError
 
     return UserError(msg)
 

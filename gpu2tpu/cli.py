@@ -6,17 +6,15 @@ import argparse
 import importlib
 import sys
 
+from gpu2tpu.errors import UserError
+
 # (module, register function): each adds subcommands to the shared parser.
 _REGISTRARS = (
     "gpu2tpu.harness.cli",
-    "gpu2tpu.harness.agent.cli",
+    "gpu2tpu.agent.cli",
     "gpu2tpu.corpus.cli",
     "gpu2tpu.leaderboard.cli",
 )
-
-
-class UserError(Exception):
-    """Bad input from the user: printed as one clear line, exit status 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,9 +10,10 @@ from typing import Any
 
 import yaml
 
-from gpu2tpu.cli import UserError
-from gpu2tpu.harness.runner import TARGETS
-from gpu2tpu.harness.spec import CRITERIA, find_task, list_tasks
+from gpu2tpu.errors import UserError
+from gpu2tpu.harness.criteria import CRITERION_NAMES
+from gpu2tpu.harness.spec import find_task, list_tasks
+from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
 
 DEMO_TASK = "cifar_amp"
 DEMO_BROKEN = ("stays_on_cpu", "item_every_step", "clip_changed")
@@ -27,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--run-id", required=True, help="name of this run (directory under --runs)")
     p.add_argument("--tasks", nargs="*", help="only these task ids")
     p.add_argument("--workers", type=int, default=1, help="candidate runs in parallel (default 1)")
-    p.add_argument("--target", choices=TARGETS, default="xla-cpu", help="target device")
+    p.add_argument("--target", choices=TARGET_NAMES, default=DEFAULT_TARGET,
+                   help=f"target hardware (default {DEFAULT_TARGET}: torch_xla on this CPU)")
     p.add_argument("--timeout", type=float, help="override each task's time limit (seconds)")
     p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
     p.set_defaults(func=cmd_evaluate)
@@ -59,31 +61,37 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                        args.workers, args.target, args.timeout)
     except PredictionError as exc:
         raise UserError(str(exc)) from exc
-    rows = load_rows(args.runs / args.run_id, summary["evaluations"])
-    print(format_table(rows))
-    print(f"\nreports in {args.runs / args.run_id}")
+    run_dir = args.runs.expanduser() / args.run_id
+    print(format_table(load_rows(run_dir, summary["evaluations"])))
+    if summary["errors"]:
+        print(f"\n{len(summary['errors'])} prediction(s) skipped (see the 'skipped:' lines above)")
+    print(f"\nreports in {run_dir}")
     return 1 if summary["errors"] else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from gpu2tpu.harness.regrade import IntegrityError, regrade_report
+    from gpu2tpu.harness.regrade import regrade
+    from gpu2tpu.harness.report import Report, ReportError, RunLayout, read_json
 
-    summary_path = args.run_dir / "summary.json"
-    if not summary_path.exists():
+    layout = RunLayout(args.run_dir)
+    if not layout.summary.is_file():
         raise UserError(f"{args.run_dir} has no summary.json: is it a run directory written by "
                         "`gpu2tpu evaluate`?")
-    summary = json.loads(summary_path.read_text())
+    try:
+        evaluations = read_json(layout.summary).get("evaluations") or []
+    except ReportError as exc:
+        raise UserError(str(exc)) from exc
     rows, problems = [], 0
-    for rel in summary["evaluations"]:
-        path = args.run_dir / rel
-        report = json.loads(path.read_text())
+    for rel in evaluations:
         try:
-            report["verdict"] = regrade_report(path)
-        except IntegrityError as exc:
+            path = layout.inside(str(rel))
+            report = Report.load(path)
+            report.verdict = regrade(report, path)["verdict"]
+        except ReportError as exc:
             print(f"refused: {exc}")
             problems += 1
             continue
-        rows.append(report)
+        rows.append(report.to_dict())
     if args.json:
         print(json.dumps([{"agent": r["agent"], "task_id": r["task_id"], "attempt": r["attempt"],
                            "verdict": r["verdict"]} for r in rows], indent=2))
@@ -98,7 +106,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     spec = find_task(DEMO_TASK)
     mig = spec.task_dir / "migrations"
     lines = [{"schema_version": 1, "task_id": DEMO_TASK, "agent": "gold",
-              "patch": (mig / "gold.patch").read_text(), "claimed_success": True}]
+              "patch": spec.gold_patch.read_text(), "claimed_success": True}]
     expected = {"gold": "migrated"}
     for name in DEMO_BROKEN:
         label = yaml.safe_load((mig / "broken" / f"{name}.yaml").read_text())
@@ -109,7 +117,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         preds = Path(tmp) / "demo.jsonl"
         preds.write_text("".join(json.dumps(line) + "\n" for line in lines))
         summary = evaluate_predictions(preds, "demo", args.runs, workers=args.workers)
-    rows = load_rows(args.runs / "demo", summary["evaluations"])
+    rows = load_rows(args.runs.expanduser() / "demo", summary["evaluations"])
     print(format_table(rows))
     def outcome(r: dict[str, Any]) -> str:
         return "migrated" if r["verdict"]["migrated"] else r["verdict"]["category"]
@@ -132,11 +140,11 @@ def load_rows(run_dir: Path, evaluations: list[str]) -> list[dict[str, Any]]:
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
-    head = ["agent", "task", *CRITERIA, "migrated", "silent", "category"]
+    head = ["agent", "task", *CRITERION_NAMES, "migrated", "silent", "category"]
     body = []
     for r in sorted(rows, key=lambda r: (r["agent"], r["task_id"], r["attempt"])):
         v = r["verdict"]
-        marks = ["pass" if v["criteria"][c]["passed"] else "FAIL" for c in CRITERIA]
+        marks = ["pass" if v["criteria"][c]["passed"] else "FAIL" for c in CRITERION_NAMES]
         body.append([r["agent"], r["task_id"] + (f".{r['attempt']}" if r["attempt"] > 1 else ""),
                      *marks, "yes" if v["migrated"] else "no", "yes" if v["silent"] else "no",
                      v["category"] or "-"])

@@ -9,14 +9,30 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpu2tpu.harness.spec import RunSpec
+from gpu2tpu.harness.targets import Target
 from gpu2tpu.harness.trace import RunRecord, Trace
 
-TARGET_DEVICE_TYPES = {"xla-cpu": ("CPU",), "tpu": ("TPU",)}
-ACCELERATOR_DEVICES = ("xla", "tpu")
+# Taxonomy order: the first failing category in this order names the verdict. Causes come
+# before symptoms: a changed configuration or workload explains the numerical drift it causes.
+CATEGORIES = ("patch_rejected", "crash", "timeout", "wrong_device", "cpu_fallback", "chips_unused",
+              "recompilation", "host_sync", "config_drift", "workload_changed", "numerics_drift",
+              "goal_regressed", "slow", "infra")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a criterion may look at: the task, the target and the four kinds of run."""
+
+    spec: RunSpec
+    target: Target
+    refs: list[RunRecord]
+    gold: RunRecord
+    cand: RunRecord
 
 
 @dataclass
@@ -40,7 +56,8 @@ def _rel(a: float, b: float) -> float:
     return abs(a - b) / max(abs(b), 1e-12)
 
 
-def runs(spec: RunSpec, cand: RunRecord) -> CriterionResult:
+def runs(i: Inputs) -> CriterionResult:
+    spec, cand = i.spec, i.cand
     res = CriterionResult("runs")
     proc = cand.process
     if proc.get("patch_rejected"):
@@ -60,7 +77,8 @@ def runs(spec: RunSpec, cand: RunRecord) -> CriterionResult:
     return res
 
 
-def numerics(spec: RunSpec, refs: list[RunRecord], cand: RunRecord) -> CriterionResult:
+def numerics(i: Inputs) -> CriterionResult:
+    spec, refs, cand = i.spec, i.refs, i.cand
     res = CriterionResult("numerics")
     ref, tr = refs[0].trace, cand.trace
     if not res.check(bool(tr.applied) and bool(ref.applied),
@@ -163,22 +181,23 @@ def _check_workload(res: CriterionResult, ref: Trace, tr: Trace) -> None:
               f" shapes {'identical' if same else 'differ'}", "workload_changed")
 
 
-def hardware(spec: RunSpec, target: str, gold: RunRecord, cand: RunRecord) -> CriterionResult:
+def hardware(i: Inputs) -> CriterionResult:
+    spec, target, gold, cand = i.spec, i.target, i.gold, i.cand
     res = CriterionResult("hardware")
     tr = cand.trace
     devices = (tr.optimizer or {}).get("param_devices") or []
-    on_acc = bool(devices) and all(d.split(":")[0] in ACCELERATOR_DEVICES for d in devices)
-    res.check(on_acc, f"parameters on {devices or 'unknown'}", "wrong_device")
+    res.check(bool(devices) and all(map(target.on_target, devices)),
+              f"parameters on {devices or 'unknown'}", "wrong_device")
     inputs = sorted({d for s in tr.applied for d in s.get("input_devices") or []})
-    res.check(bool(inputs) and all(d.split(":")[0] in ACCELERATOR_DEVICES for d in inputs),
+    res.check(bool(inputs) and all(map(target.on_target, inputs)),
               f"model inputs on {inputs or 'unknown'}", "wrong_device")
     losses = sorted({s.get("loss_device") or "unknown" for s in tr.applied})
-    res.check(bool(losses) and all(d.split(":")[0] in ACCELERATOR_DEVICES for d in losses),
+    res.check(bool(losses) and all(map(target.on_target, losses)),
               f"loss computed on {losses or 'unknown'}", "wrong_device")
     rt = tr.runtime
-    expected = TARGET_DEVICE_TYPES.get(target, ())
+    expected = target.device_types
     res.check(rt.get("device_type") in expected,
-              f"runtime device type {rt.get('device_type')} (target {target}: {'/'.join(expected)})",
+              f"runtime device type {rt.get('device_type')} (target {target.name}: {'/'.join(expected)})",
               "wrong_device")
     res.check(rt.get("devices_used") == spec.target_chips,
               f"devices used {rt.get('devices_used')} of {rt.get('device_count')} "
@@ -202,7 +221,8 @@ def _per_step(trace: Trace, key: str, warmup: int) -> tuple[float, int]:
     return (float(end.get(key, 0)) - float(start.get(key, 0))) / n, n
 
 
-def performance(spec: RunSpec, gold: RunRecord, cand: RunRecord) -> CriterionResult:
+def performance(i: Inputs) -> CriterionResult:
+    spec, gold, cand = i.spec, i.gold, i.cand
     res = CriterionResult("performance")
     perf, tr, gt = spec.performance, cand.trace, gold.trace
     warm = perf.warmup_steps
@@ -235,7 +255,8 @@ def performance(spec: RunSpec, gold: RunRecord, cand: RunRecord) -> CriterionRes
     return res
 
 
-def goal(spec: RunSpec, refs: list[RunRecord], cand: RunRecord) -> CriterionResult:
+def goal(i: Inputs) -> CriterionResult:
+    spec, refs, cand = i.spec, i.refs, i.cand
     res = CriterionResult("goal")
     ref_values = [v for v in (r.goal_value for r in refs) if v is not None]
     value = cand.goal_value
@@ -253,3 +274,29 @@ def goal(spec: RunSpec, refs: list[RunRecord], cand: RunRecord) -> CriterionResu
               f"(seeds {', '.join(f'{v:.4g}' for v in ref_values)}; allowed regression {tol:.4g})",
               "goal_regressed")
     return res
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One of the five fixed criteria: the verdict, the leaderboard's columns and its views, and the
+    page's headers all derive from CRITERIA. Adding a criterion is one entry here."""
+
+    name: str
+    title: str  # a readable header
+    question: str  # what it asks, for people
+    check: Callable[[Inputs], CriterionResult]
+    needs_run: bool = True  # judged only when the migration ran (was applied, did not crash)
+
+
+CRITERIA: tuple[Criterion, ...] = (
+    Criterion("runs", "Runs", "exits 0 and reaches the expected optimizer steps in time", runs,
+              needs_run=False),
+    Criterion("numerics", "Numerics", "same losses, gradients and training configuration as the "
+              "reference", numerics),
+    Criterion("hardware", "Hardware", "parameters, inputs and loss on the target, every chip used, "
+              "no CPU fallbacks", hardware),
+    Criterion("goal", "Goal", "the project's goal metric, measured by the harness, is kept", goal),
+    Criterion("performance", "Performance", "no recompilation storm or per-step host syncs, step "
+              "time within budget", performance),
+)
+CRITERION_NAMES: tuple[str, ...] = tuple(c.name for c in CRITERIA)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import shutil
 import sys
 import threading
@@ -18,15 +17,28 @@ from tqdm import tqdm
 
 from gpu2tpu import __version__
 from gpu2tpu.corpus import revision
-from gpu2tpu.harness.execution import ensure_references, run_and_record, runtime_versions, write_json
-from gpu2tpu.harness.predictions import Prediction, evaluation_name, read_predictions
-from gpu2tpu.harness.regrade import grade_evaluation, hash_file
+from gpu2tpu.harness.execution import ensure_references, run_and_record, runtime_versions
+from gpu2tpu.harness.predictions import Prediction, read_predictions
+from gpu2tpu.harness.regrade import grade_evaluation
+from gpu2tpu.harness.report import (
+    EVALUATION_FILES,
+    GOAL,
+    PATCH,
+    PROCESS,
+    REPORT,
+    RUN_FILES,
+    SCHEMA_VERSION,
+    Report,
+    RunLayout,
+    hash_file,
+    write_json,
+)
 from gpu2tpu.harness.runner import provenance
 from gpu2tpu.harness.spec import RunSpec, find_task
+from gpu2tpu.harness.targets import DEFAULT_TARGET, Target, get_target
 from gpu2tpu.harness.verdict import infra_verdict
 from gpu2tpu.harness.workspace import PatchRejected, apply_patch, from_directory
 
-SCHEMA_VERSION = 1
 _print_lock = threading.Lock()
 
 
@@ -40,81 +52,95 @@ def now_iso() -> str:
 
 
 def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path("runs"),
-                         tasks: list[str] | None = None, workers: int = 1, target: str = "xla-cpu",
-                         timeout_s: float | None = None) -> dict[str, Any]:
-    preds, errors = read_predictions(predictions)
-    for err in errors:
-        log(f"skipped: {err}")
+                         tasks: list[str] | None = None, workers: int = 1,
+                         target_name: str = DEFAULT_TARGET, timeout_s: float | None = None
+                         ) -> dict[str, Any]:
+    """Grade every prediction in `predictions` into runs_root/run_id; returns summary.json's content.
+
+    Relative paths are taken from the caller's working directory (they are made absolute here,
+    before any process runs elsewhere)."""
+    target = get_target(target_name)
+    preds, errors = read_predictions(Path(predictions).expanduser())
     if tasks:
         preds = [p for p in preds if p.task_id in tasks]
-    run_dir = runs_root / run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
+    layout = RunLayout(Path(runs_root) / run_id)
+    layout.root.mkdir(parents=True, exist_ok=True)
     specs: dict[str, RunSpec] = {}
     for pred in preds:
         if pred.task_id not in specs:
             try:
                 spec = find_task(pred.task_id)
             except Exception as exc:
-                errors.append(f"line {pred.line}: {exc}")
+                errors.append(f"{predictions}:line {pred.line}: {exc}")
                 continue
             if timeout_s:
                 spec = dataclasses.replace(spec, timeout_s=timeout_s)
             specs[pred.task_id] = spec
+    skipped = [p for p in preds if p.task_id not in specs]
+    for pred in skipped:
+        if not any(f"line {pred.line}:" in e for e in errors):
+            errors.append(f"{predictions}:line {pred.line}: unknown task {pred.task_id!r}")
+    for err in errors:
+        log(f"skipped: {err}")
     preds = [p for p in preds if p.task_id in specs]
     refs: dict[str, tuple[str, Path]] = {}
     for task_id, spec in specs.items():  # references first: every candidate of a task shares them
         key, cached = ensure_references(spec, target, log)
-        dest = run_dir / "references" / key
+        dest = layout.references(key)
         if not (dest / "complete").exists():
             shutil.copytree(cached, dest, dirs_exist_ok=True)
         refs[task_id] = (key, dest)
-    reports: list[dict[str, Any]] = []
+    reports: list[Report] = []
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, \
             tqdm(total=len(preds), desc="evaluating", unit="run", file=sys.stderr,
                  disable=not sys.stderr.isatty()) as bar:
-        futures = {pool.submit(evaluate_or_infra, specs[p.task_id], p, run_dir, refs[p.task_id], target): p
+        futures = {pool.submit(evaluate_or_infra, specs[p.task_id], p, layout, refs[p.task_id], target): p
                    for p in preds}
         for fut in as_completed(futures):
             pred = futures[fut]
             report = fut.result()
             reports.append(report)
             bar.update(1)
-            v = report["verdict"]
-            outcome = "migrated" if v["migrated"] else v["category"]
-            line = f"[{len(reports)}/{len(preds)}] {pred.label}: {outcome}"
+            line = f"[{len(reports)}/{len(preds)}] {pred.label}: {report.outcome}"
             bar.write(line, file=sys.stderr) if not bar.disable else log(line)
-    summary = write_summary(run_dir, run_id, reports, errors)
-    return summary
+    return write_summary(layout, reports, errors)
 
 
-def evaluate_or_infra(spec: RunSpec, pred: Prediction, run_dir: Path, ref: tuple[str, Path],
-                      target: str) -> dict[str, Any]:
+def _report(spec: RunSpec, pred: Prediction, layout: RunLayout, target: Target, **fields: Any) -> Report:
+    return Report(run_id=layout.run_id, task_id=spec.task_id, task_hash=spec.content_hash,
+                  agent=pred.agent, attempt=pred.attempt, prediction_hash=pred.content_hash(),
+                  target=target.name, created_at=now_iso(), schema_version=SCHEMA_VERSION,
+                  harness_version=__version__, corpus_revision=revision(),
+                  model=pred.fields.get("model"),
+                  prediction={k: v for k, v in pred.fields.items() if k != "model"}, **fields)
+
+
+def evaluate_or_infra(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[str, Path],
+                      target: Target) -> Report:
     """evaluate_one, with a harness failure reported as `infra` (not the agent's fault)."""
     try:
-        return evaluate_one(spec, pred, run_dir, ref, target)
+        return evaluate_one(spec, pred, layout, ref, target)
     except Exception as exc:  # the harness itself failed: label it, keep the other evaluations
-        eval_dir = run_dir / pred.label
+        eval_dir = layout.evaluation(pred.agent, pred.task_id, pred.attempt)
         eval_dir.mkdir(parents=True, exist_ok=True)
-        report = {"schema_version": SCHEMA_VERSION, "harness_version": __version__,
-                  "corpus_revision": revision(), "run_id": run_dir.name, "task_id": spec.task_id,
-                  "task_hash": spec.content_hash, "agent": pred.agent, "model": pred.fields.get("model"),
-                  "attempt": pred.attempt, "prediction_hash": pred.content_hash(), "cache_key": None,
-                  "created_at": now_iso(), "target": target, "files": {},
-                  "prediction": {k: v for k, v in pred.fields.items() if k != "model"},
-                  "verdict": infra_verdict(f"harness error: {type(exc).__name__}: {exc}")}
-        write_json(eval_dir / "report.json", report)
+        report = _report(spec, pred, layout, target,
+                         verdict=infra_verdict(f"harness error: {type(exc).__name__}: {exc}"))
+        report.write(eval_dir / REPORT)
         return report
 
 
-def evaluate_one(spec: RunSpec, pred: Prediction, run_dir: Path, ref: tuple[str, Path],
-                 target: str) -> dict[str, Any]:
-    eval_dir = run_dir / pred.label
-    cache_key = hashlib.sha256(f"{pred.content_hash()}|{spec.content_hash}|{ref[0]}|{target}|"
+def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[str, Path],
+                 target: Target) -> Report:
+    eval_dir = layout.evaluation(pred.agent, pred.task_id, pred.attempt)
+    cache_key = hashlib.sha256(f"{pred.content_hash()}|{spec.content_hash}|{ref[0]}|{target.name}|"
                                f"{__version__}".encode()).hexdigest()
-    old = eval_dir / "report.json"
+    old = eval_dir / REPORT
     if old.exists():
-        previous = json.loads(old.read_text())
-        if previous.get("cache_key") == cache_key:
+        try:
+            previous = Report.load(old)
+        except Exception:
+            previous = None
+        if previous is not None and previous.cache_key == cache_key:
             return previous
     shutil.rmtree(eval_dir, ignore_errors=True)
     eval_dir.mkdir(parents=True)
@@ -125,14 +151,14 @@ def evaluate_one(spec: RunSpec, pred: Prediction, run_dir: Path, ref: tuple[str,
             ws = apply_patch(spec, patch)
         else:
             ws, patch = from_directory(spec, Path(pred.migrated_dir or ""))
-        (eval_dir / "patch.diff").write_text(patch)
+        (eval_dir / PATCH).write_text(patch)
     except PatchRejected as exc:
-        (eval_dir / "patch.diff").write_text(pred.patch or "")
-        write_json(eval_dir / "process.json", {"schema_version": 1, **provenance(),
-                                               "patch_rejected": str(exc), "exit_code": None,
-                                               "timed_out": False, "wall_s": 0.0})
-        write_json(eval_dir / "goal.json", {"schema_version": 1, **provenance(), "value": None,
-                                            "error": "not run"})
+        (eval_dir / PATCH).write_text(pred.patch or "")
+        write_json(eval_dir / PROCESS, {"schema_version": 1, **provenance(),
+                                        "patch_rejected": str(exc), "exit_code": None,
+                                        "timed_out": False, "wall_s": 0.0})
+        write_json(eval_dir / GOAL, {"schema_version": 1, **provenance(), "value": None,
+                                     "error": "not run"})
         ws = None
     if ws is not None:
         try:
@@ -140,48 +166,30 @@ def evaluate_one(spec: RunSpec, pred: Prediction, run_dir: Path, ref: tuple[str,
         finally:
             ws.cleanup()
     harness_s = time.monotonic() - started
-    report = build_report(spec, pred, run_dir, eval_dir, ref, target, cache_key)
-    report["timings"] = {"evaluation_s": round(harness_s, 3)}
-    write_json(eval_dir / "report.json", report)
-    return report
-
-
-def build_report(spec: RunSpec, pred: Prediction, run_dir: Path, eval_dir: Path,
-                 ref: tuple[str, Path], target: str, cache_key: str) -> dict[str, Any]:
-    files = {}
-    for name in ("trace.jsonl", "process.json", "goal.json", "patch.diff"):
-        path = eval_dir / name
-        if path.exists():
-            files[name] = hash_file(path)
+    files = {name: hash_file(eval_dir / name) for name in EVALUATION_FILES if (eval_dir / name).exists()}
     for path in sorted(ref[1].rglob("*")):
-        if path.name in ("trace.jsonl", "process.json", "goal.json"):
-            files[path.relative_to(run_dir).as_posix()] = hash_file(path)
-    report: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION, "harness_version": __version__,
-        "corpus_revision": revision(), "run_id": run_dir.name, "task_id": spec.task_id,
-        "task_hash": spec.content_hash, "agent": pred.agent, "model": pred.fields.get("model"),
-        "attempt": pred.attempt, "prediction_hash": pred.content_hash(), "cache_key": cache_key,
-        "created_at": now_iso(), "target": target,
-        "prediction": {k: v for k, v in pred.fields.items() if k != "model"},
-        "reference": {"id": ref[0], "dir": ref[1].relative_to(run_dir).as_posix()},
-        "runtime": runtime_versions(), "files": files,
-    }
-    graded = grade_evaluation(spec, eval_dir, report)
-    report.update(graded)
+        if path.name in RUN_FILES:
+            files[path.relative_to(layout.root).as_posix()] = hash_file(path)
+    report = _report(spec, pred, layout, target, cache_key=cache_key,
+                     reference={"id": ref[0], "dir": ref[1].relative_to(layout.root).as_posix()},
+                     runtime=runtime_versions(), files=files)
+    graded = grade_evaluation(spec, layout, eval_dir, report)
+    report.verdict, report.candidate, report.execution = (graded["verdict"], graded["candidate"],
+                                                           graded["execution"])
+    report.timings = {"evaluation_s": round(harness_s, 3)}
+    report.write(eval_dir / REPORT)
     return report
 
 
-def write_summary(run_dir: Path, run_id: str, reports: list[dict[str, Any]],
-                  errors: list[str]) -> dict[str, Any]:
+def write_summary(layout: RunLayout, reports: list[Report], errors: list[str]) -> dict[str, Any]:
     counts: dict[str, dict[str, int]] = {}
     for r in reports:
-        c = counts.setdefault(r["agent"], {"migrated": 0, "total": 0})
+        c = counts.setdefault(r.agent, {"migrated": 0, "total": 0})
         c["total"] += 1
-        c["migrated"] += int(r["verdict"]["migrated"])
-    paths = sorted(evaluation_name(r["agent"], r["task_id"], r["attempt"]) + "/report.json"
-                   for r in reports)
-    summary = {"schema_version": SCHEMA_VERSION, "run_id": run_id, "harness_version": __version__,
+        c["migrated"] += int(bool(r.verdict.get("migrated")))
+    paths = sorted(f"{r.label}/{REPORT}" for r in reports)
+    summary = {"schema_version": SCHEMA_VERSION, "run_id": layout.run_id, "harness_version": __version__,
                "corpus_revision": revision(), "created_at": now_iso(), "evaluations": paths,
                "counts": counts, "errors": errors}
-    write_json(run_dir / "summary.json", summary)
+    write_json(layout.summary, summary)
     return summary

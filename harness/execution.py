@@ -14,15 +14,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from gpu2tpu import __version__
-from gpu2tpu.harness.runner import (
-    PROBE_FILE,
-    clean_env,
-    device_env,
-    provenance,
-    run_probed,
-    run_process,
-)
+from gpu2tpu.harness.report import GOAL, GOLD, PROCESS, seed_dir, write_json
+from gpu2tpu.harness.runner import PROBE_FILE, clean_env, provenance, run_probed, run_process
 from gpu2tpu.harness.spec import RunSpec
+from gpu2tpu.harness.targets import Target, reference_env
 from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
 
 Progress = Callable[[str], None]
@@ -38,24 +33,19 @@ def runtime_versions() -> dict[str, str | None]:
     return out
 
 
-def write_json(path: Path, data: object) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-
-
 def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
-                   target: str | None) -> dict:
+                   target: Target | None) -> dict:
     """Run the task command in `ws` under the probe, then the harness-owned goal metric.
 
     Writes trace.jsonl, stdout.log, stderr.log, process.json and goal.json into `out_dir`."""
-    env = clean_env(device_env(target, spec.target_chips))
+    env = clean_env(target.env(spec.target_chips) if target else reference_env())
     result = run_probed(spec.command_for_seed(seed), ws.project, out_dir, env, spec.timeout_s)
     process = {"schema_version": 1, **provenance(), "exit_code": result.exit_code,
-               "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3), "target": target,
+               "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3),
+               "target": target.name if target else None,
                "seed": seed}
-    write_json(out_dir / "process.json", process)
-    write_json(out_dir / "goal.json", measure_goal(spec, ws, out_dir))
+    write_json(out_dir / PROCESS, process)
+    write_json(out_dir / GOAL, measure_goal(spec, ws, out_dir))
     return process
 
 
@@ -78,8 +68,8 @@ def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
     return {**base, "value": data.get("value")}
 
 
-def reference_key(spec: RunSpec, target: str) -> str:
-    parts = {"task": spec.content_hash, "target": target, "harness": __version__,
+def reference_key(spec: RunSpec, target: Target) -> str:
+    parts = {"task": spec.content_hash, "target": target.name, "harness": __version__,
              "probe": hashlib.sha256(PROBE_FILE.read_bytes()).hexdigest(),
              "python": sys.version.split()[0], **runtime_versions()}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
@@ -91,11 +81,7 @@ def cache_root() -> Path:
     return Path(base)
 
 
-def seed_list(spec: RunSpec) -> list[int]:
-    return [spec.seed, *[s for s in spec.reference_seeds if s != spec.seed]]
-
-
-def ensure_references(spec: RunSpec, target: str, progress: Progress) -> tuple[str, Path]:
+def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tuple[str, Path]:
     """The reference bundle for (task, runtime), built once and reused: keyed by content hash."""
     key = reference_key(spec, target)
     root = cache_root() / "references" / f"{spec.task_id}-{key}"
@@ -107,19 +93,19 @@ def ensure_references(spec: RunSpec, target: str, progress: Progress) -> tuple[s
         shutil.rmtree(root, ignore_errors=True)
         building = root.with_name(root.name + ".building")
         shutil.rmtree(building, ignore_errors=True)
-        for seed in seed_list(spec):
+        for seed in spec.seeds:
             progress(f"{spec.task_id}: reference run, seed {seed}")
             ws = fresh_copy(spec)
             try:
-                run_and_record(spec, ws, building / f"seed-{seed}", seed, None)
+                run_and_record(spec, ws, building / seed_dir(seed), seed, None)
             finally:
                 ws.cleanup()
-        progress(f"{spec.task_id}: gold migration on {target}")
-        ws = apply_patch(spec, (spec.task_dir / "migrations" / "gold.patch").read_text())
+        progress(f"{spec.task_id}: gold migration on {target.name}")
+        ws = apply_patch(spec, spec.gold_patch.read_text())
         try:
-            run_and_record(spec, ws, building / "gold", spec.seed, target)
+            run_and_record(spec, ws, building / GOLD, spec.seed, target)
         finally:
             ws.cleanup()
-        write_json(building / "complete", {"key": key, "seeds": seed_list(spec)})
+        write_json(building / "complete", {"key": key, "seeds": spec.seeds})
         os.replace(building, root)
     return key, root

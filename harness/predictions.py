@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpu2tpu.harness.report import evaluation_name
+
 SCHEMA_VERSION = 1
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
 _OPTIONAL: dict[str, type | tuple[type, ...]] = {
@@ -42,10 +44,6 @@ class Prediction:
             for p in sorted(q for q in root.rglob("*") if q.is_file() and ".git" not in q.parts):
                 digest.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
         return digest.hexdigest()
-
-
-def evaluation_name(agent: str, task_id: str, attempt: int) -> str:
-    return f"{agent}/{task_id}" + (f".{attempt}" if attempt > 1 else "")
 
 
 class PredictionError(ValueError):
@@ -84,16 +82,23 @@ def parse_line(text: str, number: int, base: Path) -> Prediction:
 
 def read_predictions(path: Path) -> tuple[list[Prediction], list[str]]:
     """(valid predictions, one error per bad line); a repeated (agent, task, attempt) is an error."""
-    if not path.exists():
-        raise PredictionError(f"{path}: no such predictions file")
+    if not path.is_file():
+        raise PredictionError(f"{path}: no such predictions file (give a JSONL file, one prediction "
+                              "per line; see docs/formats.md)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise PredictionError(f"{path}: not UTF-8 text (byte {exc.start}, line {line}); predictions "
+                              "are JSONL in UTF-8: re-encode the file") from exc
     preds: list[Prediction] = []
     errors: list[str] = []
     seen: set[tuple[str, str, int]] = set()
-    for number, text in enumerate(path.read_text().splitlines(), start=1):
-        if not text.strip():
+    for number, line_text in enumerate(text.splitlines(), start=1):
+        if not line_text.strip():
             continue
         try:
-            pred = parse_line(text, number, path.parent)
+            pred = parse_line(line_text, number, path.parent)
         except PredictionError as exc:
             errors.append(f"{path}:{exc}")
             continue

@@ -1,64 +1,32 @@
 """Grading from saved files only: verify hashes, rebuild the records, apply the criteria.
 
 Used right after a run (evaluate), by `gpu2tpu report`, and by the leaderboard on ingest. It never
-runs project code and never trusts the verdict written in report.json.
+runs project code and never trusts the verdict or the figures written in report.json.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.harness.execution import seed_list
+from gpu2tpu.harness.report import GOLD, Report, ReportError, RunLayout, seed_dir
 from gpu2tpu.harness.spec import RunSpec, find_task
+from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.trace import RunRecord
 from gpu2tpu.harness.verdict import grade
 
-
-class IntegrityError(Exception):
-    """A saved file is missing or differs from the hash recorded for it."""
+IntegrityError = ReportError  # the name callers have used for an altered or incomplete run
 
 
-def hash_file(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _run_dir(eval_dir: Path) -> Path:
-    return eval_dir.parent.parent  # runs/<run_id>/<agent>/<task>
-
-
-def _resolve(eval_dir: Path, name: str) -> Path:
-    return _run_dir(eval_dir) / name if name.startswith("references/") else eval_dir / name
-
-
-def verify_files(eval_dir: Path, files: dict[str, str]) -> None:
-    for name, expected in files.items():
-        if ".." in Path(name).parts:
-            raise IntegrityError(f"{eval_dir}: file entry {name!r} points outside the run directory")
-        path = _resolve(eval_dir, name)
-        if not path.exists():
-            raise IntegrityError(f"{path}: missing (recorded in report.json); the run is incomplete")
-        if hash_file(path) != expected:
-            raise IntegrityError(f"{path}: contents differ from the hash recorded in report.json")
-    if "process.json" not in files:
-        raise IntegrityError(f"{eval_dir}: report.json lists no process.json: the evaluation did not "
-                             "complete (an infra failure?); evaluate this prediction again")
-
-
-def grade_evaluation(spec: RunSpec, eval_dir: Path, report: dict[str, Any]) -> dict[str, Any]:
+def grade_evaluation(spec: RunSpec, layout: RunLayout, eval_dir: Path, report: Report) -> dict[str, Any]:
     """The graded parts of a report (verdict, candidate, execution) from the files on disk."""
-    ref_dir = _run_dir(eval_dir) / report["reference"]["dir"]
-    refs = [RunRecord.load(ref_dir / f"seed-{s}") for s in seed_list(spec)]
-    gold = RunRecord.load(ref_dir / "gold")
+    if not report.reference:
+        raise ReportError(f"{eval_dir}: report.json names no reference directory")
+    ref_dir = layout.inside(str(report.reference["dir"]))
+    refs = [RunRecord.load(ref_dir / seed_dir(s)) for s in spec.seeds]
+    gold = RunRecord.load(ref_dir / GOLD)
     cand = RunRecord.load(eval_dir)
-    target = report.get("target", "xla-cpu")
+    target = get_target(report.target)
     verdict = grade(spec, target, refs, gold, cand)
     wall = float(cand.process.get("wall_s") or 0.0)
     counters = cand.trace.final_counters or {}
@@ -70,7 +38,7 @@ def grade_evaluation(spec: RunSpec, eval_dir: Path, report: dict[str, Any]) -> d
                       "wall_s": wall, "patch_rejected": cand.process.get("patch_rejected"),
                       "goal": {"metric": spec.goal.metric, "value": cand.goal_value},
                       "device": cand.trace.runtime},
-        "execution": {"target": target, "chips": spec.target_chips,
+        "execution": {"target": target.name, "chips": spec.target_chips,
                       "chip_seconds": round(wall * spec.target_chips, 3),
                       "step_time_s": step, "reference_step_time_s": ref_step,
                       "compile_count": counters.get("compiles"),
@@ -78,16 +46,21 @@ def grade_evaluation(spec: RunSpec, eval_dir: Path, report: dict[str, Any]) -> d
     }
 
 
+def regrade(report: Report, report_path: Path, verified: bool = False) -> dict[str, Any]:
+    """Fresh graded parts for a loaded report; checks every listed hash unless the caller already
+    did (`verified`), and that the task is the one the run was graded against."""
+    layout = RunLayout.of_report(report_path)
+    eval_dir = Path(report_path).parent
+    if not verified:
+        report.verify_files(layout, eval_dir)
+    spec = find_task(report.task_id)
+    if spec.content_hash != report.task_hash:
+        raise ReportError(f"{report_path}: task {spec.task_id} has changed since this run "
+                          f"(hash {report.task_hash[:12]} vs {spec.content_hash[:12]}); "
+                          "evaluate again with this gpu2tpu")
+    return grade_evaluation(spec, layout, eval_dir, report)
+
+
 def regrade_report(report_path: Path) -> dict[str, Any]:
-    """A fresh verdict for one saved evaluation; IntegrityError when its evidence was altered."""
-    report_path = Path(report_path)
-    if not report_path.exists():
-        raise IntegrityError(f"{report_path}: missing")
-    report = json.loads(report_path.read_text())
-    eval_dir = report_path.parent
-    verify_files(eval_dir, report.get("files") or {})
-    spec = find_task(report["task_id"])
-    if spec.content_hash != report.get("task_hash"):
-        raise IntegrityError(f"{report_path}: task {spec.task_id} has changed since this run "
-                             f"(hash {report.get('task_hash', '')[:12]} vs {spec.content_hash[:12]})")
-    return grade_evaluation(spec, eval_dir, report)["verdict"]
+    """A fresh verdict for one saved evaluation; ReportError when its evidence was altered."""
+    return regrade(Report.load(Path(report_path)), Path(report_path))["verdict"]

@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpu2tpu.harness.targets import DEVICE_VARS
+
 PROBE_FILE = Path(__file__).with_name("probe.py")
 _SECRET = re.compile(r"(_API_KEY|_TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 _SECRET_PREFIXES = ("AWS_", "ANTHROPIC_", "OPENAI_", "GITHUB_", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
                     "GOOGLE_APPLICATION_CREDENTIALS")
-_DEVICE_VARS = ("PJRT_DEVICE", "CPU_NUM_DEVICES", "XLA_USE_SPMD", "TPU_NAME", "XLA_FLAGS")
-TARGETS = ("xla-cpu", "tpu")
 
 
 @dataclass(frozen=True)
@@ -30,26 +30,13 @@ class RunResult:
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment without secrets or device settings, plus `extra`."""
+    """The caller's environment without secrets or device settings, plus `extra` (a target's or
+    the reference device's variables)."""
     env = {k: v for k, v in os.environ.items()
-           if not _SECRET.search(k) and not k.startswith(_SECRET_PREFIXES) and k not in _DEVICE_VARS}
-    env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-                "TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "TPU_SKIP_MDS_QUERY": "1"})
+           if not _SECRET.search(k) and not k.startswith(_SECRET_PREFIXES) and k not in DEVICE_VARS}
+    env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"})
     env.update(extra or {})
     return env
-
-
-def device_env(target: str | None, chips: int) -> dict[str, str]:
-    """Variables that select the device: None is the reference device (CUDA if present, else CPU)."""
-    if target is None:
-        return {}
-    if target == "xla-cpu":
-        return {"PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": str(chips)}
-    if target == "tpu":
-        env = {"PJRT_DEVICE": "TPU"}
-        env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
-        return env
-    raise ValueError(f"unknown target {target!r}; expected one of {TARGETS}")
 
 
 def provenance() -> dict[str, str]:
@@ -63,6 +50,7 @@ def provenance() -> dict[str, str]:
 def run_probed(command: list[str], workdir: Path, out_dir: Path, env: dict[str, str],
                timeout_s: float) -> RunResult:
     """Run `command` inside `workdir` under the probe; trace and logs land in `out_dir`."""
+    out_dir = Path(os.path.abspath(out_dir))  # the process runs in another working directory
     out_dir.mkdir(parents=True, exist_ok=True)
     probe = workdir.parent / "gpu2tpu_probe.py"  # beside the project copy, never inside it
     shutil.copyfile(PROBE_FILE, probe)

@@ -9,15 +9,9 @@ from typing import Any
 
 import yaml
 
-from gpu2tpu.cli import UserError
 from gpu2tpu.corpus import TASKS_DIR
+from gpu2tpu.errors import UserError
 
-CRITERIA = ("runs", "numerics", "hardware", "goal", "performance")
-# Taxonomy order: the first failing category in this order names the verdict. Causes come
-# before symptoms: a changed configuration or workload explains the numerical drift it causes.
-CATEGORIES = ("patch_rejected", "crash", "timeout", "wrong_device", "cpu_fallback", "chips_unused",
-              "recompilation", "host_sync", "config_drift", "workload_changed", "numerics_drift",
-              "goal_regressed", "slow", "infra")
 PRECISION_POLICIES = ("fp32", "bf16_allowed")
 
 
@@ -65,6 +59,7 @@ class RunSpec:
     fallback_allowlist: tuple[str, ...]
     timeout_s: float
     content_hash: str = field(default="")
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # task.yaml as read
 
     @property
     def project_dir(self) -> Path:
@@ -72,6 +67,15 @@ class RunSpec:
 
     def command_for_seed(self, seed: int) -> list[str]:
         return [*self.command, self.seed_arg, str(seed)]
+
+    @property
+    def seeds(self) -> list[int]:
+        """The reference seeds: the task's own first, then the extra ones for the spread."""
+        return [self.seed, *[s for s in self.reference_seeds if s != self.seed]]
+
+    @property
+    def gold_patch(self) -> Path:
+        return self.task_dir / "migrations" / "gold.patch"
 
 
 def task_content_hash(task_dir: Path) -> str:
@@ -85,11 +89,25 @@ def task_content_hash(task_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def load_spec(task_dir: Path) -> RunSpec:
+def read_task_yaml(task_dir: Path) -> dict[str, Any]:
+    """task.yaml as a mapping; UserError naming the file when it is missing or malformed."""
     path = task_dir / "task.yaml"
-    if not path.exists():
+    if not path.is_file():
         raise UserError(f"{task_dir} is not a task directory: task.yaml is missing")
-    raw: dict[str, Any] = yaml.safe_load(path.read_text()) or {}
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: not valid YAML ({exc}); fix the file") from exc
+    if not isinstance(raw, dict):
+        raise UserError(f"{path}: must be a mapping of RunSpec fields (docs/formats.md)")
+    return raw
+
+
+def load_spec(task_dir: Path) -> RunSpec:
+    """The one reader of task.yaml: the harness, the agent, the corpus and the leaderboard use it."""
+    task_dir = Path(task_dir).expanduser().resolve()
+    path = task_dir / "task.yaml"
+    raw = read_task_yaml(task_dir)
     try:
         spec = RunSpec(
             task_id=str(raw["task_id"]), task_dir=task_dir, title=str(raw["title"]),
@@ -103,6 +121,7 @@ def load_spec(task_dir: Path) -> RunSpec:
             performance=Performance(**raw.get("performance", {})),
             fallback_allowlist=tuple(raw.get("fallback_allowlist", [])),
             timeout_s=float(raw.get("timeout_s", 600)), content_hash=task_content_hash(task_dir),
+            raw=raw,
         )
     except KeyError as exc:
         raise UserError(f"{path}: required field {exc.args[0]!r} is missing") from exc
@@ -114,6 +133,8 @@ def load_spec(task_dir: Path) -> RunSpec:
 
 
 def list_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:
+    if not tasks_dir.is_dir():
+        return []
     return sorted(p.name for p in tasks_dir.iterdir() if (p / "task.yaml").exists())
 
 
@@ -121,5 +142,6 @@ def find_task(task_id: str, tasks_dir: Path = TASKS_DIR) -> RunSpec:
     task_dir = tasks_dir / task_id
     if not (task_dir / "task.yaml").exists():
         known = ", ".join(list_tasks(tasks_dir)) or "none"
-        raise UserError(f"unknown task {task_id!r}; known tasks: {known}")
+        raise UserError(f"unknown task {task_id!r} in {tasks_dir} (known: {known}); "
+                        "`gpu2tpu tasks` lists the tasks")
     return load_spec(task_dir)

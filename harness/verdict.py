@@ -4,30 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu2tpu.harness import criteria
-from gpu2tpu.harness.criteria import CriterionResult
-from gpu2tpu.harness.spec import CATEGORIES, CRITERIA, RunSpec
+from gpu2tpu.harness.criteria import CATEGORIES, CRITERIA, CRITERION_NAMES, CriterionResult, Inputs
+from gpu2tpu.harness.spec import RunSpec
+from gpu2tpu.harness.targets import Target
 from gpu2tpu.harness.trace import RunRecord
 
 _STOPS_RUN = ("patch_rejected", "crash", "timeout")
 
 
-def grade(spec: RunSpec, target: str, refs: list[RunRecord], gold: RunRecord,
+def grade(spec: RunSpec, target: Target, refs: list[RunRecord], gold: RunRecord,
           cand: RunRecord) -> dict[str, Any]:
     """The verdict for one candidate run: a pure function of its inputs."""
     if not refs or any(r.exit_code != 0 for r in refs) or gold.exit_code != 0:
         return infra_verdict("reference or gold run did not complete; the task cannot be graded here")
-    results = {"runs": criteria.runs(spec, cand)}
-    if results["runs"].passed or not any(
-            e["category"] in _STOPS_RUN for e in results["runs"].evidence):
-        results["numerics"] = criteria.numerics(spec, refs, cand)
-        results["hardware"] = criteria.hardware(spec, target, gold, cand)
-        results["goal"] = criteria.goal(spec, refs, cand)
-        results["performance"] = criteria.performance(spec, gold, cand)
-    for name in CRITERIA:
-        if name not in results:
-            results[name] = CriterionResult(name, [{"ok": False, "category": None,
-                                                    "text": "not evaluated: the migration did not run"}])
+    if not cand.trace.start and not cand.process.get("patch_rejected") and not cand.process.get("timed_out"):
+        return infra_verdict("the probe did not start in the candidate run (no start record in its "
+                             "trace); the harness could not observe it")
+    inputs = Inputs(spec, target, refs, gold, cand)
+    results: dict[str, CriterionResult] = {}
+    for criterion in CRITERIA:
+        if not criterion.needs_run:
+            results[criterion.name] = criterion.check(inputs)
+    stopped = any(not r.passed and any(e["category"] in _STOPS_RUN for e in r.evidence)
+                  for r in results.values())
+    for criterion in CRITERIA:
+        if criterion.name in results:
+            continue
+        results[criterion.name] = CriterionResult(criterion.name, [{
+            "ok": False, "category": None, "text": "not evaluated: the migration did not run"}]) \
+            if stopped else criterion.check(inputs)
     return combine(results, exited_zero=cand.exit_code == 0 and not cand.process.get("patch_rejected"))
 
 
@@ -37,11 +42,11 @@ def combine(results: dict[str, CriterionResult], exited_zero: bool) -> dict[str,
     migrated = all(r.passed for r in results.values())
     return {"migrated": migrated, "silent": (not migrated) and exited_zero,
             "category": categories[0] if categories else None, "categories": categories,
-            "failing": [n for n in CRITERIA if not results[n].passed],
-            "criteria": {n: results[n].to_dict() for n in CRITERIA}}
+            "failing": [n for n in CRITERION_NAMES if not results[n].passed],
+            "criteria": {n: results[n].to_dict() for n in CRITERION_NAMES}}
 
 
 def infra_verdict(reason: str) -> dict[str, Any]:
     line = {"ok": False, "text": reason, "category": "infra"}
-    results = {n: CriterionResult(n, [dict(line)]) for n in CRITERIA}
+    results = {n: CriterionResult(n, [dict(line)]) for n in CRITERION_NAMES}
     return combine(results, exited_zero=False)

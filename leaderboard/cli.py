@@ -152,7 +152,7 @@ def _view_options(p: argparse.ArgumentParser, argparse_default: bool) -> None:
 
 
 def _user_error(message: str) -> Exception:
-    from gpu2tpu.cli import UserError
+    from gpu2tpu.errors import UserError
 
     return UserError(message)
 

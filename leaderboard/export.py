@@ -18,7 +18,7 @@ from typing import Any, Protocol, cast
 import duckdb
 import pyarrow.parquet as pq
 
-from gpu2tpu.harness.regrade import hash_file
+from gpu2tpu.harness.report import hash_file
 from gpu2tpu.leaderboard.queries import VIEWS, view_params, view_sql
 from gpu2tpu.leaderboard.schema import CURRENT_VERSION
 

@@ -18,6 +18,8 @@ import duckdb
 import pyarrow as pa
 import yaml
 
+from gpu2tpu.harness.regrade import regrade, regrade_report
+from gpu2tpu.harness.report import Report, ReportError
 from gpu2tpu.leaderboard import prices as price_table
 from gpu2tpu.leaderboard.rows import CRITERIA, evaluation_row, evidence_rows, to_arrow
 from gpu2tpu.leaderboard.runfiles import (
@@ -30,17 +32,14 @@ from gpu2tpu.leaderboard.runfiles import (
 from gpu2tpu.leaderboard.schema import ROLLUP_TABLES, StoreError, open_writable, rollup_select
 
 
-def regrade_verdict(report_path: Path) -> dict[str, Any]:
-    """A fresh verdict from the harness's criteria (the only call into the harness)."""
+def regrade_verdict(report_path: Path, report: Report | None = None) -> dict[str, Any]:
+    """A fresh verdict from the harness's criteria (the only call into the harness). `report` is the
+    one runfiles already verified, handed over so that no file is read or hashed twice."""
     try:
-        from gpu2tpu.harness.regrade import IntegrityError, regrade_report
-    except ImportError as exc:
-        raise SubmissionRefused(
-            "this gpu2tpu has no harness regrader (gpu2tpu.harness.regrade); cannot re-score"
-        ) from exc
-    try:
-        return dict(regrade_report(report_path))
-    except IntegrityError as exc:
+        if report is None:
+            return dict(regrade_report(report_path))
+        return dict(regrade(report, report_path, verified=True)["verdict"])
+    except ReportError as exc:
         raise SubmissionRefused(str(exc)) from exc  # the harness's message names the file
 
 
@@ -93,7 +92,7 @@ def submit(run_dir: Path, metadata_path: Path, db: Path) -> SubmitResult:
     eval_rows: list[dict[str, Any]] = []
     ev_rows: list[dict[str, Any]] = []
     for report in ours:
-        verdict = regrade_verdict(report.path)
+        verdict = regrade_verdict(report.path, report.report)
         _check_verdict(verdict, report.path)
         price = _price_for(report, prices, price_version)
         row = evaluation_row(report, verdict, metadata, price)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpu2tpu.leaderboard.criteria_sql import expand_criteria
+
 if TYPE_CHECKING:
     import duckdb
 
@@ -32,7 +34,7 @@ class Result:
 def view_sql(name: str) -> str:
     if name not in VIEWS:
         raise KeyError(f"unknown view {name!r}; choose one of {', '.join(VIEWS)}")
-    return (SQL_DIR / f"{name}.sql").read_text()
+    return expand_criteria((SQL_DIR / f"{name}.sql").read_text())
 
 
 def view_params(sql: str) -> list[str]:

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from gpu2tpu.harness.criteria import CRITERION_NAMES
+
 if TYPE_CHECKING:
     from gpu2tpu.leaderboard.prices import Price
     from gpu2tpu.leaderboard.runfiles import ReportFile
 
-CRITERIA = ("runs", "numerics", "hardware", "goal", "performance")
+CRITERIA = CRITERION_NAMES  # the registry in gpu2tpu.harness.criteria decides the columns
 _TS = pa.timestamp("us", tz="UTC")
 
 SCHEMAS: dict[str, pa.Schema] = {

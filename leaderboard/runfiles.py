@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from gpu2tpu.harness.regrade import hash_file
+from gpu2tpu.harness.report import Report, ReportError, RunLayout
 
 FORMAT_VERSION = 1  # docs/formats.md schema_version this reader understands
 REQUIRED_METADATA = ("agent", "model", "organisation")
@@ -41,6 +41,7 @@ class ReportFile:
     path: Path  # absolute path of report.json
     rel: str  # path relative to the run directory
     data: dict[str, Any]
+    report: Report
     file_hashes: dict[str, str] = field(default_factory=dict)  # name in `files` -> verified sha256
 
 
@@ -66,6 +67,7 @@ def load_metadata(path: Path) -> dict[str, Any]:
 
 def find_reports(run_dir: Path) -> list[Path]:
     """report.json files of a run: those listed by summary.json, else every one below the run."""
+    run_dir = RunLayout(run_dir).root
     if not run_dir.is_dir():
         raise SubmissionRefused(f"run directory {run_dir} does not exist")
     summary = run_dir / "summary.json"
@@ -117,18 +119,14 @@ def check_report(
     files = data["files"]
     if not isinstance(files, dict) or not files:
         raise SubmissionRefused(f"{path} lists no files: nothing to re-score from")
-    report = ReportFile(path=path, rel=path.relative_to(run_dir).as_posix(), data=data)
-    for name, expected in files.items():
-        target = resolve_listed(run_dir, path.parent, str(name), path)
-        if target is None:
-            raise SubmissionRefused(f"{path}: {name} is missing (trace or evidence file deleted?)")
-        actual = hash_file(target)
-        if actual != str(expected).lower():
-            raise SubmissionRefused(
-                f"{path}: {name} does not match its recorded sha256 (file modified after "
-                "evaluation); re-run `gpu2tpu evaluate`"
-            )
-        report.file_hashes[str(name)] = actual
+    layout = RunLayout(run_dir)
+    try:
+        typed = Report.from_dict(data, path)
+        hashes = typed.verify_files(layout, path.parent)
+    except ReportError as exc:
+        raise SubmissionRefused(str(exc)) from exc
+    report = ReportFile(path=path, rel=path.relative_to(layout.root).as_posix(), data=data,
+                        report=typed, file_hashes=hashes)
     if TRACE not in files and not _never_ran(run_dir, path, files):
         raise SubmissionRefused(f"{path} lists no {TRACE}: the run has no trace to re-score from")
     return report

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 
+from gpu2tpu.leaderboard.criteria_sql import expand_criteria
 from gpu2tpu.leaderboard.paths import DB_ENV, default_db_path
 
 __all__ = ["DB_ENV", "default_db_path"]  # re-exported: the store's location lives in paths.py
@@ -62,11 +63,7 @@ _V1 = Migration(
             created_at TIMESTAMPTZ,
             harness_version VARCHAR NOT NULL,
             corpus_revision VARCHAR NOT NULL,
-            runs BOOLEAN NOT NULL,
-            numerics BOOLEAN NOT NULL,
-            hardware BOOLEAN NOT NULL,
-            goal BOOLEAN NOT NULL,
-            performance BOOLEAN NOT NULL,
+            {criterion} BOOLEAN NOT NULL,
             migrated BOOLEAN NOT NULL,
             silent BOOLEAN NOT NULL,
             category VARCHAR,
@@ -148,17 +145,8 @@ ROLLUP_COLUMNS = """
     count(*) FILTER (WHERE category = 'infra') AS infra,
     count(*) FILTER (WHERE category IS DISTINCT FROM 'infra') AS scored,
     count(*) FILTER (WHERE {scored} AND migrated) AS migrated,
-    count(*) FILTER (WHERE {scored} AND runs) AS runs,
-    count(*) FILTER (WHERE {scored} AND numerics) AS numerics,
-    count(*) FILTER (WHERE {scored} AND hardware) AS hardware,
-    count(*) FILTER (WHERE {scored} AND goal) AS goal,
-    count(*) FILTER (WHERE {scored} AND performance) AS performance,
-    count(*) FILTER (WHERE {scored} AND NOT runs) AS stop_runs,
-    count(*) FILTER (WHERE {scored} AND runs AND NOT numerics) AS stop_numerics,
-    count(*) FILTER (WHERE {scored} AND runs AND numerics AND NOT hardware) AS stop_hardware,
-    count(*) FILTER (WHERE {scored} AND runs AND numerics AND hardware AND NOT goal) AS stop_goal,
-    count(*) FILTER (WHERE {scored} AND runs AND numerics AND hardware AND goal
-                     AND NOT performance) AS stop_performance,
+    count(*) FILTER (WHERE {scored} AND {criterion}) AS {criterion},
+    count(*) FILTER (WHERE {scored} AND {passed_before}NOT {criterion}) AS stop_{criterion},
     count(*) FILTER (WHERE {scored} AND NOT migrated) AS failures,
     count(*) FILTER (WHERE {scored} AND NOT migrated AND silent) AS silent_failures,
     count(*) FILTER (WHERE {scored} AND claimed_success IS NOT NULL) AS claim_known,
@@ -175,7 +163,8 @@ ROLLUP_COLUMNS = """
     sum(execution_cost_usd) AS execution_cost_usd,
     sum(chip_seconds) AS chip_seconds,
     list_sort(list_distinct(list(price_version))) AS price_versions
-""".format(scored="category IS DISTINCT FROM 'infra'")
+"""
+ROLLUP_COLUMNS = expand_criteria(ROLLUP_COLUMNS.replace("{scored}", "category IS DISTINCT FROM 'infra'"))
 
 ROLLUP_TABLES = ("agent_task_stats", "agent_stats", "agent_category_stats")
 
@@ -252,7 +241,7 @@ def migrate(
         con.execute("BEGIN TRANSACTION")
         try:
             for statement in migration.statements:
-                con.execute(statement)
+                con.execute(expand_criteria(statement))
             con.execute(
                 "INSERT INTO schema_version (version, description) VALUES ($v, $d)",
                 {"v": migration.version, "d": migration.description},

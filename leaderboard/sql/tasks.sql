@@ -1,7 +1,8 @@
 -- Per task: how many agents (agent + model) migrated it, and which criterion stops the rest.
 -- params: task (VARCHAR or NULL for all)
--- A failed evaluation is stopped by its first failing criterion in grading order (runs, numerics,
--- hardware, goal, performance); the main blocker is the most frequent one (earlier wins ties).
+-- A failed evaluation is stopped by its first failing criterion in grading order (the harness's
+-- CRITERIA registry; lines with {criterion} repeat per criterion); the main blocker is the most
+-- frequent one (earlier wins ties).
 -- Infra failures are left out.
 WITH r AS (
     SELECT * FROM agent_task_stats
@@ -12,20 +13,19 @@ WITH r AS (
         count(*) FILTER (WHERE migrated > 0) AS agents_migrated,
         sum(scored) AS evaluations,
         sum(migrated) / sum(scored) AS migrated_rate,
-        sum(stop_runs) AS s_runs, sum(stop_numerics) AS s_numerics,
-        sum(stop_hardware) AS s_hardware, sum(stop_goal) AS s_goal,
-        sum(stop_performance) AS s_performance
+        sum(stop_{criterion}) AS s_{criterion}{comma}
     FROM r GROUP BY task_id
 ), picked AS (
-    SELECT *, greatest(s_runs, s_numerics, s_hardware, s_goal, s_performance) AS top
+    SELECT *, greatest(
+        s_{criterion}{comma}
+    ) AS top
     FROM per_task
 )
 SELECT p.task_id, t.title, p.agents, p.agents_migrated, p.evaluations,
     round(p.migrated_rate, 4) AS migrated_rate,
     CASE WHEN p.top = 0 THEN NULL
-         WHEN p.s_runs = p.top THEN 'runs' WHEN p.s_numerics = p.top THEN 'numerics'
-         WHEN p.s_hardware = p.top THEN 'hardware' WHEN p.s_goal = p.top THEN 'goal'
-         ELSE 'performance' END AS main_blocker,
+         WHEN p.s_{criterion} = p.top THEN '{criterion}'
+         END AS main_blocker,
     p.top AS blocked_evaluations
 FROM picked p
 LEFT JOIN tasks t ON t.task_id = p.task_id

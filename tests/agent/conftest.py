@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.harness.agent.human import Human
-from gpu2tpu.harness.agent.loop import AgentConfig
-from gpu2tpu.harness.agent.pricing import Price, price_for
-from gpu2tpu.harness.agent.task import AgentTask, load_task
+from gpu2tpu.agent.human import Human
+from gpu2tpu.agent.loop import AgentConfig
+from gpu2tpu.agent.pricing import Price, price_for
+from gpu2tpu.agent.task import AgentTask, load_task
 
 TRAIN_PY = textwrap.dedent('''\
     """Toy training script: reports where it would run."""
@@ -45,6 +45,7 @@ TASK_YAML = textwrap.dedent("""\
     precision_policy: fp32
     protected: [data.py]
     checkpoint: out.txt
+    goal: {metric: accuracy, higher_is_better: true, tolerance: 0.05}
     timeout_s: 60
     """)
 

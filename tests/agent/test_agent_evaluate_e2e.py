@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from fake_messages_api import API_KEY, ScriptedAPI, tool_turn
 
+from gpu2tpu.agent.workspace import tree_files
 from gpu2tpu.cli import main
 from gpu2tpu.corpus import TASKS_DIR
-from gpu2tpu.harness.agent.workspace import tree_files
 
 
 def _practice_task() -> str | None:

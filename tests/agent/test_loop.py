@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from fake_messages_api import API_KEY, ScriptedAPI, error, text_turn, tool_turn, usage
 
+from gpu2tpu.agent import commands
+from gpu2tpu.agent.human import Human
+from gpu2tpu.agent.loop import AgentConfig, run_attempt
+from gpu2tpu.agent.pricing import Price
+from gpu2tpu.agent.runner import RunPlan, make_client, run_agent
+from gpu2tpu.agent.task import AgentTask
 from gpu2tpu.cli import main
-from gpu2tpu.harness.agent import commands
-from gpu2tpu.harness.agent.human import Human
-from gpu2tpu.harness.agent.loop import AgentConfig, run_attempt
-from gpu2tpu.harness.agent.pricing import Price
-from gpu2tpu.harness.agent.runner import RunPlan, make_client, run_agent
-from gpu2tpu.harness.agent.task import AgentTask
 
 PRED_KEYS = {"schema_version", "task_id", "agent", "model", "patch", "claimed_success",
              "agent_cost_usd", "input_tokens", "output_tokens", "human_interventions",

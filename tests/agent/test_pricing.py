@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.cli import UserError
-from gpu2tpu.harness.agent.pricing import (
+from gpu2tpu.agent.pricing import (
     PriceTable,
     Usage,
     cost_usd,
     parse_price_override,
     price_for,
 )
+from gpu2tpu.errors import UserError
 
 
 def test_table_is_versioned_with_source() -> None:

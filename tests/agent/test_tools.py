@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.cli import UserError
-from gpu2tpu.harness.agent import commands
-from gpu2tpu.harness.agent.human import NO_HELP, SCRIPT_EXHAUSTED, Human, parse_human
-from gpu2tpu.harness.agent.task import AgentTask
-from gpu2tpu.harness.agent.tools import ToolBox, ToolError
-from gpu2tpu.harness.agent.workspace import make_working_copy
+from gpu2tpu.agent import commands
+from gpu2tpu.agent.human import NO_HELP, SCRIPT_EXHAUSTED, Human, parse_human
+from gpu2tpu.agent.task import AgentTask
+from gpu2tpu.agent.tools import ToolBox, ToolError
+from gpu2tpu.agent.workspace import make_working_copy
+from gpu2tpu.errors import UserError
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.harness.agent.workspace import (
+from gpu2tpu.agent.workspace import (
     PathRefused,
     confine,
     diff_trees,

@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from gpu2tpu.corpus import TASKS_DIR
+from gpu2tpu.harness.criteria import CRITERION_NAMES as CRITERIA
 from gpu2tpu.harness.regrade import IntegrityError, regrade_report
-from gpu2tpu.harness.spec import CRITERIA, list_tasks
+from gpu2tpu.harness.spec import list_tasks
 
 
 def _label(task_id: str, agent: str) -> dict:

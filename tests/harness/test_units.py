@@ -15,6 +15,7 @@ from gpu2tpu.harness import criteria
 from gpu2tpu.harness.predictions import PredictionError, read_predictions
 from gpu2tpu.harness.runner import clean_env, run_probed
 from gpu2tpu.harness.spec import find_task
+from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.trace import RunRecord, Trace
 from gpu2tpu.harness.workspace import PatchRejected, apply_patch, check_paths, touched_paths
 
@@ -131,14 +132,18 @@ def _record(losses: list[float], exit_code: int = 0) -> RunRecord:
     return RunRecord(process={"exit_code": exit_code, "wall_s": 1.0}, trace=trace, goal={"value": 0.5})
 
 
+def _inputs(spec, refs: list[RunRecord], cand: RunRecord) -> criteria.Inputs:
+    return criteria.Inputs(spec, get_target("xla-cpu"), refs, refs[0], cand)
+
+
 def test_zero_loss_curve_does_not_pass_numerics() -> None:
     spec = find_task("cifar_amp")
     ref = [_record([2.0 - 0.01 * i for i in range(40)]),
            _record([2.1 - 0.01 * i for i in range(40)])]
     zeros = _record([0.0] * 40)
-    assert not criteria.numerics(spec, ref, zeros).passed
+    assert not criteria.numerics(_inputs(spec, ref, zeros)).passed
     same = _record([2.0 - 0.01 * i for i in range(40)])
-    assert criteria.numerics(spec, ref, same).passed
+    assert criteria.numerics(_inputs(spec, ref, same)).passed
 
 
 def test_goal_tolerance_follows_reference_magnitude() -> None:
@@ -148,11 +153,36 @@ def test_goal_tolerance_follows_reference_magnitude() -> None:
         r.goal["value"] = v
     worse = _record([1.0])
     worse.goal["value"] = 0.70
-    assert not criteria.goal(spec, refs, worse).passed
+    assert not criteria.goal(_inputs(spec, refs, worse)).passed
     close = _record([1.0])
     close.goal["value"] = 0.79
-    assert criteria.goal(spec, refs, close).passed
+    assert criteria.goal(_inputs(spec, refs, close)).passed
 
 
 def test_python_is_this_interpreter() -> None:
     assert os.path.exists(sys.executable)
+
+
+def test_probe_that_never_started_is_infra_not_crash() -> None:
+    """The harness failing to observe a run (no start record) is not the candidate's crash."""
+    from gpu2tpu.harness.verdict import grade
+
+    spec = find_task("cifar_amp")
+    refs = [_record([2.0, 1.9]), _record([2.1, 2.0])]
+    cand = RunRecord(process={"exit_code": 1, "wall_s": 0.1}, trace=Trace(), goal={})
+    verdict = grade(spec, get_target("xla-cpu"), refs, refs[0], cand)
+    assert verdict["category"] == "infra" and not verdict["migrated"]
+    started = RunRecord(process={"exit_code": 1, "wall_s": 0.1}, trace=Trace(start={"event": "start"}),
+                        goal={})
+    assert grade(spec, get_target("xla-cpu"), refs, refs[0], started)["category"] == "crash"
+
+
+def test_targets_are_one_home() -> None:
+    from gpu2tpu.harness.targets import TARGETS
+
+    assert TARGETS["xla-cpu"].env(4) == {"PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": "4",
+                                         "TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "TPU_SKIP_MDS_QUERY": "1"}
+    # TorchTPU registers itself through the device-backend autoload: never switched off there.
+    assert "TORCH_DEVICE_BACKEND_AUTOLOAD" not in TARGETS["torchtpu"].env(4)
+    assert TARGETS["torchtpu"].on_target("tpu:0") and not TARGETS["torchtpu"].on_target("xla:0")
+    assert TARGETS["tpu"].on_target("xla:1") and not TARGETS["tpu"].on_target("cpu")

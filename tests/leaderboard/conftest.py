@@ -20,7 +20,7 @@ def isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def fake_regrader(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Replace only the one call into the harness (until gpu2tpu.harness.regrade exists)."""
+    """Replace only the one call into the harness, for synthetic runs of made-up tasks."""
     monkeypatch.setattr(ingest, "regrade_verdict", runfactory.fake_regrade)
 
 

@@ -1,8 +1,9 @@
 """Writes run directories in exactly the docs/formats.md shape, and a stand-in regrader.
 
-`fake_regrade` replaces only `gpu2tpu.leaderboard.ingest.regrade_verdict` until the harness's
-`regrade_report` exists: it checks every listed hash and grades from the trace and goal files with
-simple rules, so a verdict forged in report.json cannot survive it.
+`fake_regrade` replaces only `gpu2tpu.leaderboard.ingest.regrade_verdict` for these synthetic runs,
+whose tasks and traces are made up (the harness's own regrader needs real task directories; it is
+exercised on real runs in test_real_runs.py): it checks every listed hash and grades from the trace
+and goal files with simple rules, so a verdict forged in report.json cannot survive it.
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ def grade(run_dir: Path, eval_dir: Path, report: dict[str, Any]) -> dict[str, An
     }
 
 
-def fake_regrade(report_path: Path) -> dict[str, Any]:
+def fake_regrade(report_path: Path, verified: object = None) -> dict[str, Any]:
     """Stand-in for regrade_verdict: hash checks first, then grading from the files."""
     report = json.loads(report_path.read_text())
     eval_dir = report_path.parent
@@ -263,6 +264,7 @@ def write_run(
             "attempt": ev.attempt,
             "prediction_hash": hashlib.sha256(f"{agent}{name}".encode()).hexdigest(),
             "created_at": "2026-12-02T16:00:00+00:00",
+            "target": ev.target,
             "prediction": {
                 "claimed_success": ev.claimed_success,
                 "agent_cost_usd": ev.agent_cost_usd,

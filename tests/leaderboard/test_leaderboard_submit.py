@@ -130,10 +130,10 @@ def test_forged_verdict_is_rescored_to_the_truth(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "damage, message",
     [
-        ("tamper_trace", "does not match its recorded sha256"),
-        ("delete_trace", "trace.jsonl is missing"),
+        ("tamper_trace", "contents differ from the hash recorded"),
+        ("delete_trace", "trace.jsonl: missing"),
         ("unlist_trace", "lists no trace.jsonl"),
-        ("delete_reference", "references/ref-1/seed-0/trace.jsonl is missing"),
+        ("delete_reference", "references/ref-1/seed-0/trace.jsonl: missing"),
         ("unknown_harness", "unknown harness version '9.9.9'"),
         ("unknown_revision", "unknown corpus revision 'rev-nobody-knows'"),
         ("unknown_target", "no price for execution target 'gpu-b999'"),

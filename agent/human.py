@@ -10,7 +10,7 @@ from typing import TextIO
 
 import yaml
 
-from gpu2tpu.cli import UserError
+from gpu2tpu.errors import UserError
 
 NO_HELP = "No human help is available. Decide on your own and continue."
 SCRIPT_EXHAUSTED = "No further answers are available. Decide on your own and continue."

@@ -14,12 +14,12 @@ from typing import Any
 import anthropic
 
 from gpu2tpu import __version__
-from gpu2tpu.harness.agent.human import Human
-from gpu2tpu.harness.agent.pricing import Price, Usage, cost_usd
-from gpu2tpu.harness.agent.task import AgentTask
-from gpu2tpu.harness.agent.tools import TOOL_SPECS, ToolBox, ToolError
-from gpu2tpu.harness.agent.trajectory import Trajectory
-from gpu2tpu.harness.agent.workspace import diff_trees, make_working_copy
+from gpu2tpu.agent.human import Human
+from gpu2tpu.agent.pricing import Price, Usage, cost_usd
+from gpu2tpu.agent.task import AgentTask
+from gpu2tpu.agent.tools import TOOL_SPECS, ToolBox, ToolError
+from gpu2tpu.agent.trajectory import Trajectory
+from gpu2tpu.agent.workspace import diff_trees, make_working_copy
 
 SYSTEM_PROMPT = Path(__file__).resolve().parent / "prompts" / "system.md"
 NUDGE = "Continue using the tools. Call `finish` when you are done."

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.harness.agent import commands
-from gpu2tpu.harness.agent.human import Human
-from gpu2tpu.harness.agent.task import AgentTask
-from gpu2tpu.harness.agent.workspace import VCS_DIRS, PathRefused, confine
+from gpu2tpu.agent import commands
+from gpu2tpu.agent.human import Human
+from gpu2tpu.agent.task import AgentTask
+from gpu2tpu.agent.workspace import VCS_DIRS, PathRefused, confine
 
 MAX_READ_CHARS = 60_000
 MAX_LIST_ENTRIES = 400

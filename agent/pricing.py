@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from gpu2tpu.cli import UserError
+from gpu2tpu.errors import UserError
 
 PRICE_TABLE = Path(__file__).resolve().parent / "prices.yaml"
 _MTOK = Decimal(1_000_000)

@@ -8,7 +8,7 @@ import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from gpu2tpu.cli import UserError
+from gpu2tpu.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,13 +93,13 @@ def _usd(text: str | None, flag: str) -> Decimal | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from gpu2tpu.agent import commands
+    from gpu2tpu.agent.human import parse_human
+    from gpu2tpu.agent.loop import AgentConfig
+    from gpu2tpu.agent.pricing import price_for
+    from gpu2tpu.agent.runner import RunPlan, make_client, run_agent
+    from gpu2tpu.agent.task import load_task
     from gpu2tpu.corpus import TASKS_DIR
-    from gpu2tpu.harness.agent import commands
-    from gpu2tpu.harness.agent.human import parse_human
-    from gpu2tpu.harness.agent.loop import AgentConfig
-    from gpu2tpu.harness.agent.pricing import price_for
-    from gpu2tpu.harness.agent.runner import RunPlan, make_client, run_agent
-    from gpu2tpu.harness.agent.task import load_task
 
     if args.max_steps < 1 or args.attempts < 1 or args.max_tokens < 1:
         raise UserError("--max-steps, --attempts and --max-tokens must be at least 1")
@@ -144,7 +144,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_prices(args: argparse.Namespace) -> int:
-    from gpu2tpu.harness.agent.pricing import PRICE_TABLE, PriceTable
+    from gpu2tpu.agent.pricing import PRICE_TABLE, PriceTable
 
     table = PriceTable.load(args.prices or PRICE_TABLE)
     print(f"price table {table.version} (source {table.source}, retrieved {table.retrieved}); "

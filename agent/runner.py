@@ -12,12 +12,12 @@ from typing import Any, TextIO
 
 import anthropic
 
-from gpu2tpu.cli import UserError
+from gpu2tpu.agent.human import Human
+from gpu2tpu.agent.loop import AgentConfig, Budget, run_attempt
+from gpu2tpu.agent.pricing import Price
+from gpu2tpu.agent.task import AgentTask
 from gpu2tpu.corpus import revision
-from gpu2tpu.harness.agent.human import Human
-from gpu2tpu.harness.agent.loop import AgentConfig, Budget, run_attempt
-from gpu2tpu.harness.agent.pricing import Price
-from gpu2tpu.harness.agent.task import AgentTask
+from gpu2tpu.errors import UserError
 
 
 @dataclass
