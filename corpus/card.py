@@ -218,10 +218,14 @@ import gpu2tpu.corpus; gpu2tpu.corpus.load("projects")        # the copy inside 
 2. Curation: for each candidate a curator read the snapshot (README, LICENSE, tree) and either
    wrote a record (`corpus/projects/<owner>__<name>.yaml`: paper, domain, task, datasets, training
    command, reported results) or logged why it was left out (`considered.tsv`, below).
+   Which eligible candidates fill the slots is computed by a stated rule (`gpu2tpu corpus
+   select`: owner cap, one preference key, domain cap; see Inclusion criteria, point 8).
 3. Scan: `gpu2tpu corpus scan --all` (scanner version {SCANNER_VERSION}) read each snapshot at its
    pinned commit through `git ls-tree` / `git cat-file`, counted the constructs below in every
    Python file (comment lines removed), detected the licence from the LICENSE/COPYING text and read
-   dependency files. No project code was run.
+   dependency files. From the record's training command it follows the import graph (Python
+   `ast`) to tell hard CUDA-only dependencies from guarded, conditional or off-path ones, each
+   with its file:line, and estimates CPU runnability. No project code was run.
 4. `gpu2tpu corpus check` validated every record; `gpu2tpu corpus build` wrote these files
    deterministically (same records, same bytes). `REVISION` is the first 12 hex digits of the
    SHA-256 of the parquet files' bytes, concatenated in path order.
@@ -235,9 +239,13 @@ import gpu2tpu.corpus; gpu2tpu.corpus.load("projects")        # the copy inside 
 Tier is the hardest kind of GPU dependency present: **0** device-agnostic; **1** CUDA runtime
 idioms (`.cuda()`, `torch.cuda.*`, "cuda" strings, cudnn flags, pin_memory, non_blocking);
 **2** precision, distribution or compilation (autocast, GradScaler, fp16, TF32 flags,
-torch.distributed/DDP/NCCL, DataParallel, torch.compile); **3** custom kernels (`.cu` files,
-cpp_extension, Triton kernels, numba.cuda) or CUDA-only packages (apex, flash_attn, xformers,
-bitsandbytes, mamba_ssm, deepspeed, tinycudann, spconv, MinkowskiEngine, ...).
+torch.distributed/DDP/NCCL, DataParallel, torch.compile); **3** the training path cannot run
+without CUDA-only code: a `hard` use site (module-level, unguarded, in a file the training entry
+loads) of a custom kernel (compiled CUDA extension, `cpp_extension.load`, Triton, numba.cuda) or
+a CUDA-only package (apex, flash_attn, xformers, bitsandbytes, mamba_ssm, deepspeed, tinycudann,
+spconv, ...). Guarded (try/except with a fallback), conditional (behind an `if` or inside a
+function), off-path (evaluation, tools) and declared-only uses are listed in
+`cuda_only_evidence` but do not make tier 3.
 
 Score = min(100, round(floor[tier] + sum over components of weight x n / (n + half))), where n is
 the component's summed count: each component saturates, worth half its weight at n = half.

@@ -109,8 +109,10 @@ def flags_of(scan: dict[str, Any]) -> list[str]:
         "torch_compile": c.get("torch_compile", 0) > 0,
         "hardcoded_cuda": c.get("cuda_call", 0) + c.get("cuda_string", 0) > 0,
         "cudnn_flags": c.get("cudnn_flags", 0) > 0,
-        "dynamic_shapes": sum(c.get(k, 0) for k in ("nonzero", "bool_mask_index", "unique",
-                                                     "masked_select")) > 0,
+        # on the training path when the scan knows it (scanner 2.x), else anywhere
+        "dynamic_shapes": sum((scan.get("training_path_counts") or c).get(k, 0)
+                              for k in ("nonzero", "bool_mask_index", "unique",
+                                        "masked_select")) > 0,
         "host_sync_item": c.get("item", 0) > 0,
         "grad_clipping": c.get("clip_grad_norm", 0) > 0,
         "grad_checkpointing": c.get("grad_checkpointing", 0) > 0,
@@ -121,7 +123,8 @@ def flags_of(scan: dict[str, Any]) -> list[str]:
         "no_licence": not lic.get("spdx"),
         "non_permissive": bool(lic.get("spdx")) and not lic.get("permissive"),
         "no_dependency_file": not deps.get("files"),
-        "no_train_entry": not entry.get("train"),
+        "no_train_entry": not entry.get("train")
+        and (scan.get("cuda_only") or {}).get("roots_from") != "train_command",
         "large": size.get("python_lines", 0) > 60000,
         "notebooks": size.get("notebooks", 0) > 0,
         "old_torch_pin": _old_torch(deps.get("pinned") or {}),

@@ -269,11 +269,17 @@ class Resolver:
 
 def analyse(py_texts: dict[str, str], declared: Iterable[str], roots: list[str],
             config_modules: Iterable[str] = ()) -> list[dict[str, Any]]:
+    return analyse_paths(py_texts, declared, roots, config_modules)[0]
+
+
+def analyse_paths(py_texts: dict[str, str], declared: Iterable[str], roots: list[str],
+                  config_modules: Iterable[str] = ()) -> tuple[list[dict[str, Any]], set[str]]:
     """Evidence for every CUDA-only use site: dicts {name, status, where, code[, via]}, sorted.
 
     `py_texts`: path -> source of every Python file; `declared`: CUDA-only package names found
     in dependency files; `roots`: training entry scripts (empty: every file counts as loaded);
-    `config_modules`: dotted names the training configuration loads by name.
+    `config_modules`: dotted names the training configuration loads by name. Also returns the
+    files the training entry may load (its import closure).
     """
     ext_modules = {m for text in py_texts.values() for m in cuda_extension_modules(text)}
     files: dict[str, _File] = {}
@@ -302,7 +308,7 @@ def analyse(py_texts: dict[str, str], declared: Iterable[str], roots: list[str],
             evidence.append(item)
     for name in sorted(set(declared) - used):
         evidence.append({"name": name, "status": "declared", "where": "", "code": ""})
-    return _trim(evidence)
+    return _trim(evidence), reachable
 
 
 def _chain(parent: dict[str, str | None], path: str) -> list[str]:

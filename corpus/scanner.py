@@ -9,7 +9,7 @@ from typing import Any
 from gpu2tpu.corpus import difficulty, gpu_deps, patterns, runnability, train_roots
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.0"
+SCANNER_VERSION = "2.1"
 
 PY_SUFFIXES = (".py",)
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -38,6 +38,8 @@ _QUOTED_PIN = re.compile(r"""['"]([A-Za-z0-9][\w\.\-]*)(?:\[[^\]]*\])?\s*==\s*([
 _REQ_NAME = re.compile(r"^\s*-?\s*([A-Za-z0-9][\w\.\-]*)")
 _COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
 _SKIP_DIRS = {"test", "tests", "unittest", "unittests", "docs", "doc", "config", "configs"}
+TRAINING_PATH_KEYS = ("nonzero", "bool_mask_index", "unique", "masked_select", "item",
+                      "host_transfer")
 _TRAIN_HINTS = (".backward(", "Trainer(", ".fit(", "train(")  # with a __main__ guard
 
 
@@ -124,6 +126,7 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
     declared: set[str] = set()
     all_declared: set[str] = set()
     all_imported: set[str] = set()
+    hazards: dict[str, dict[str, int]] = {}  # per file: XLA hazards, summed later on the path
     py_texts: dict[str, str] = {}
     shell_texts: dict[str, str] = {}
     train: list[str] = []
@@ -177,6 +180,8 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
         size["python_lines"] += text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         code = _COMMENT_LINE.sub("", text)
         patterns.count_constructs(code, counts)
+        hazards[path] = dict.fromkeys(TRAINING_PATH_KEYS, 0)
+        patterns.count_constructs(code, hazards[path], TRAINING_PATH_KEYS)
         mods = patterns.imported_modules(code)
         all_imported.update(m.split(".")[0] for m in mods)
         for fw in patterns.frameworks_of(mods):
@@ -192,7 +197,10 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
     found = train_roots.training_roots(train_command, set(py_texts), shell_texts,
                                        gpu_deps.Resolver(py_texts).by_suffix)
     roots = found.scripts
-    evidence = gpu_deps.analyse(py_texts, declared, roots or _rank(train), found.config_modules)
+    evidence, on_path = gpu_deps.analyse_paths(py_texts, declared, roots or _rank(train),
+                                               found.config_modules)
+    path_counts = {k: sum(hazards[f][k] for f in on_path if f in hazards)
+                   for k in TRAINING_PATH_KEYS}
     scan: dict[str, Any] = {
         "scanner_version": SCANNER_VERSION,
         "repo": repo,
@@ -210,6 +218,7 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
                       "hard": gpu_deps.hard_names(evidence), "evidence": evidence},
         "entry_points": {"train": _rank(train), "eval": _rank(evals)},
         "counts": counts,
+        "training_path_counts": path_counts,  # hazards in files the training entry may load
         "missing_blobs": len(absent),  # files absent from the snapshot (>= 4 MiB in fetch's)
         "missing_scanned_blobs": unread,  # of which Python/dependency/licence files
     }
@@ -226,8 +235,9 @@ def _entry_kind(path: str, code: str) -> str | None:
     name = parts[-1]
     if _TRAIN_NAME.match(name):
         return "train"
-    if _EVAL_NAME.match(name) and not name.startswith("test_"):
-        return "eval"
+    trains = _MAIN_GUARD.search(code) and ".backward(" in code and ".step(" in code
+    if _EVAL_NAME.match(name) and not name.startswith("test_") and not trains:
+        return "eval"  # `*_test.py` that runs its own optimizer loop is a training script
     if _MAIN_GUARD.search(code) and any(h in code for h in _TRAIN_HINTS):
         return "train"
     return None

@@ -24,7 +24,8 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
     "split": (_S, "main (permissive licence) or reference_only"),
     "paper_title": (_S, "exact title of the paper the repository implements"),
     "paper_url": (_S, "link to the paper (arXiv, proceedings, OpenReview)"),
-    "paper_year": (_I, "publication year"),
+    "paper_year": (_I, "year of the paper's first public version (for arXiv links, the year "
+                   "in the arXiv id)"),
     "domain": (_S, "one of 12 research domains"),
     "task": (_S, "short task phrase"),
     "datasets": (List(_S), "datasets the project trains or evaluates on"),
