@@ -7,7 +7,8 @@ call that compiles one at run time (`cpp_extension.load(...)`). Each site gets o
   hard          module-level and unguarded, in a file the training entry point loads
                 unconditionally (the entry's static import closure over such imports)
   guarded       inside try/except (ImportError, Exception or bare): a fallback exists
-  conditional   inside an `if` or a function body: only some configurations load it
+  conditional   inside an `if` or a function body: only some configurations load it (an
+                `if/elif/else` whose every branch imports is a switch: unconditional)
   off_path      in a file the training entry never loads (evaluation, tools, other scripts)
   declared      named in a dependency file but imported nowhere
 
@@ -63,9 +64,27 @@ def _context(stack: list[ast.AST], main_guard_ok: bool) -> str:
         if isinstance(node, ast.Try) and ctx == "module":
             ctx = "try"
         if isinstance(node, ast.If) and ctx == "module":
-            if not (main_guard_ok and _is_main_guard(node)):
+            if not (main_guard_ok and _is_main_guard(node)) and not _is_switch(node):
                 ctx = "if"
     return ctx
+
+
+def _is_switch(node: ast.If) -> bool:
+    """`if/elif/else` whose every branch imports: one of the imports always runs (a configuration
+    switch between implementations), so the imports count as unconditional (over-approximation:
+    a dependency of any branch counts)."""
+    branches: list[list[ast.stmt]] = []
+    cur = node
+    while True:
+        branches.append(cur.body)
+        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+            cur = cur.orelse[0]
+            continue
+        if not cur.orelse:
+            return False
+        branches.append(cur.orelse)
+        break
+    return all(any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in b) for b in branches)
 
 
 def _is_main_guard(node: ast.If) -> bool:

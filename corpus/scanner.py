@@ -9,7 +9,7 @@ from typing import Any
 from gpu2tpu.corpus import difficulty, gpu_deps, patterns, runnability, train_roots
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.1"
+SCANNER_VERSION = "2.2"
 
 PY_SUFFIXES = (".py",)
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -194,9 +194,14 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
             evals.append(path)
 
     deps |= declared
-    found = train_roots.training_roots(train_command, set(py_texts), shell_texts,
-                                       gpu_deps.Resolver(py_texts).by_suffix)
+    by_suffix = gpu_deps.Resolver(py_texts).by_suffix
+    found = train_roots.training_roots(train_command, set(py_texts), shell_texts, by_suffix)
     roots = found.scripts
+    # a config value that names a module file (`arch: arch_2dpass`): code may import it by name
+    for word in found.config_words:
+        for file in by_suffix.get(word, []):
+            if file.endswith(".py") and not file.endswith("__init__.py"):
+                found.config_modules.append(file.removesuffix(".py").replace("/", "."))
     evidence, on_path = gpu_deps.analyse_paths(py_texts, declared, roots or _rank(train),
                                                found.config_modules)
     path_counts = {k: sum(hazards[f][k] for f in on_path if f in hazards)

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 _SKIP_MODULES = ("torch.distributed.launch", "torch.distributed.run")
 _YAML_PATH = re.compile(r"[\w\-\./]+\.ya?ml\b")
 _DOTTED_VALUE = re.compile(r"[:=\s'\"]([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,})\b")
+_BARE_VALUE = re.compile(r"^\s*[\w\-]+\s*:\s*['\"]?([A-Za-z_]\w{2,})['\"]?\s*$", re.MULTILINE)
 _HYDRA_OVERRIDE = re.compile(r"^\+?([\w/]+)=([\w\-/\.]+)$")
 MAX_CONFIG_FILES = 40
 
@@ -27,6 +28,7 @@ class Roots:
     scripts: list[str] = field(default_factory=list)
     config_files: list[str] = field(default_factory=list)
     config_modules: list[str] = field(default_factory=list)
+    config_words: list[str] = field(default_factory=list)  # bare values: maybe module names
 
 
 def norm(p: PurePosixPath) -> str:
@@ -127,3 +129,6 @@ def _read_configs(out: Roots, texts: dict[str, str]) -> None:
         for name in _DOTTED_VALUE.findall(text):
             if not re.fullmatch(r"[\d\.]+|\w+\.ya?ml", name):
                 _add(out.config_modules, name)
+        for word in _BARE_VALUE.findall(text):  # `model_architecture: arch_2dpass`
+            if word.lower() not in ("true", "false", "null", "none"):
+                _add(out.config_words, word)

@@ -116,3 +116,25 @@ def test_optional_apex_is_tier_2_and_a_hard_import_is_tier_3(tmp_path):
     scan = scan_path(tmp_path / "hard", train_command="python train.py")
     assert scan["tier"] == 3 and scan["cuda_only"]["hard"] == ["apex"]
     assert scan["cuda_only"]["evidence"][0]["where"] == "train.py:2"
+
+
+def test_a_switch_whose_every_branch_imports_is_unconditional():
+    files = {"train.py": "if a:\n    from net_a import Net\nelif b:\n    from net_b import Net\n"
+                         "else:\n    from net_c import Net\n"
+                         "if amp:\n    import apex\n",
+             "net_a.py": "import renderer\n", "net_b.py": "import renderer\n",
+             "net_c.py": "import renderer\n", "renderer.py": "import tinycudann\n"}
+    ev = gpu_deps.analyse(files, (), ["train.py"])
+    assert _status(ev, "tinycudann") == {"hard"}
+    assert _status(ev, "apex") == {"conditional"}  # an `if` without else stays conditional
+
+
+def test_a_config_value_naming_a_module_file_reaches_it(tmp_path):
+    commit_files(tmp_path / "r", {
+        "LICENSE": MIT,
+        "main.py": "import importlib\nm = importlib.import_module('network.' + cfg['arch'])\n",
+        "network/__init__.py": "", "network/arch_x.py": "import spconv.pytorch as spconv\n",
+        "config/x.yaml": "model_params:\n  arch: arch_x\n"})
+    scan = scan_path(tmp_path / "r", train_command="python main.py --config config/x.yaml")
+    assert scan["cuda_only"]["config_files"] == ["config/x.yaml"]
+    assert scan["cuda_only"]["hard"] == ["spconv"] and scan["tier"] == 3
