@@ -55,3 +55,11 @@ def test_the_shipped_corpus_is_a_fixed_point_of_the_rule():
     assert sel.dropped == [] and sel.to_read == []
     assert {c.repo for c in sel.chosen} == {r["repo"] for r in records}
     assert set(rules["tasks"]) <= {r["repo"] for r in records}
+
+
+def test_select_command_reports_the_fixed_point(capsys):
+    from gpu2tpu.cli import main
+
+    assert main(["corpus", "select"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("rule selects 148 of ") and "\ndrop\t" not in out and "\nread\t" not in out
