@@ -169,6 +169,8 @@ Cite the paper linked in `paper_url` when you use a project.
 {example_record(projects)}
 ```
 
+Zero counts are left out and `record_json` is abbreviated here; the dataset holds them in full.
+
 ## How tasks are graded
 
 A project becomes a task when it has a `task.yaml` (RunSpec: command, seed, steps, stand-in data,
