@@ -65,6 +65,16 @@ def _licence_table(projects: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _runnability_table(projects: list[dict[str, Any]]) -> str:
+    counts = Counter(str(r.get("cpu_task")) for r in projects)
+    lines = ["| cpu_task | projects | examples |", "|---|---:|---|"]
+    for verdict in ("likely", "possible", "unlikely"):
+        names = sorted(str(r.get("repo")) for r in projects if r.get("cpu_task") == verdict)
+        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        lines.append(f"| {verdict} | {counts[verdict]} | {shown} |")
+    return "\n".join(lines)
+
+
 def _considered_table(rows: list[Considered]) -> str:
     counts = Counter((r.decision, r.reason) for r in rows)
     lines = ["| decision | reason | candidates |", "|---|---|---:|"]
@@ -267,6 +277,11 @@ Domain x difficulty bucket:
 Tiers:
 
 {stats.markdown_tier_table(stats.tier_counts(projects))}
+
+CPU runnability (could the project become a runnable task on a CPU-only machine; an estimate with
+reasons in `cpu_task_reasons`; the queue for the next upstream tasks):
+
+{_runnability_table(projects)}
 
 ![projects per domain and difficulty]({CHART_NAME})
 

@@ -93,6 +93,7 @@ def test_card_and_side_files(small, tmp_path):
         assert section in card, section
     assert "From GPU to TPU with Coding Agents: What Works, What Fails, and What It Costs?" in card
     assert "covers this metadata only" in card
+    assert "| cpu_task | projects | examples |" in card
     sizes = {i["config_name"]: {s["name"]: s["num_examples"] for s in i["splits"]}
              for i in meta["dataset_info"]}
     assert sizes == {"projects": {"main": 2, "reference_only": 1}, "tasks": {"practice": 1}}
