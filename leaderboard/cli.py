@@ -249,7 +249,8 @@ def _cmd_site(args: argparse.Namespace) -> int:
 
     con = _reader(args)
     try:
-        page = build_site(con, args.to, args.source or str(_db(args)))
+        # the public page names the store by file name only: no local paths of the maintainer
+        page = build_site(con, args.to, args.source or _db(args).name)
     finally:
         con.close()
     print(f"wrote {page}")
