@@ -28,12 +28,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run with missing traces, modified files, an unknown harness version or corpus revision, "
         "or metadata without agent/model/organisation. Submitting the same run twice is a no-op.",
     )
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="runs/<run_id> from evaluate")
+    p.add_argument(
+        "run_dir", type=Path, nargs="?", metavar="RUN_DIR",
+        help="runs/<run_id> from evaluate: stored as self-reported (not in the default ranking)",
+    )
+    p.add_argument(
+        "--predictions", type=Path, metavar="FILE",
+        help="instead of RUN_DIR: pack these predictions (patches or migrated trees, with their "
+        "trajectories) into a bundle for the maintainers to re-execute and rank as verified",
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("submission.tar.gz"), metavar="BUNDLE",
+        help="where --predictions writes the bundle (default submission.tar.gz)",
+    )
     p.add_argument(
         "--metadata",
         type=Path,
         required=True,
-        help="YAML file: agent, model, organisation (required); date, url, description, ...",
+        help="YAML file: agent, model, organisation (required); date, url, description, ...; "
+        "or `agents:`, a list of such entries, for several agents in one submission",
     )
     _db_option(p)
     p.set_defaults(func=_cmd_submit)
@@ -95,6 +108,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--to", type=Path, required=True, metavar="DIR", help="output directory")
     _source_options(s, argparse_default=False)
     s.set_defaults(func=_cmd_site)
+
+    ver = views.add_parser(
+        "verify",
+        help="re-execute a submitted bundle here and store it as verified",
+        description="Unpack BUNDLE (from gpu2tpu submit --predictions), check every member "
+        "against its sha256, run gpu2tpu evaluate on this machine, and store the re-executed "
+        "results as verified; their references become the published references.",
+    )
+    ver.add_argument("bundle", type=Path, metavar="BUNDLE")
+    ver.add_argument("--runs", type=Path, help="keep the re-executed run under this directory")
+    ver.add_argument("--workers", type=int, default=1, help="parallel evaluations (default 1)")
+    _db_option(ver, default=_S)
+    ver.set_defaults(func=_cmd_verify)
 
     m = views.add_parser(
         "migrate",
@@ -182,9 +208,33 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     from gpu2tpu.leaderboard.runfiles import SubmissionRefused
 
     try:
-        result = submit(args.run_dir, args.metadata, _db(args))
+        if args.predictions:
+            from gpu2tpu.leaderboard.bundle import pack
+
+            if args.run_dir:
+                raise SubmissionRefused("give RUN_DIR or --predictions, not both")
+            manifest = pack(args.predictions, args.metadata, args.out)
+            print(f"packed {manifest['predictions']} predictions of "
+                  f"{', '.join(str(e['agent']) for e in manifest['metadata'])} into {args.out}; "
+                  "send it to the maintainers, who run `gpu2tpu leaderboard verify` on it")
+            return 0
+        if not args.run_dir:
+            raise SubmissionRefused("give RUN_DIR (self-reported) or --predictions FILE (verified)")
+        result = submit(args.run_dir.expanduser(), args.metadata.expanduser(), _db(args))
     except SubmissionRefused as exc:
         raise _user_error(f"submission refused, nothing written: {exc}") from exc
+    print(result.message())
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from gpu2tpu.leaderboard.bundle import verify
+    from gpu2tpu.leaderboard.runfiles import SubmissionRefused
+
+    try:
+        result = verify(args.bundle, _db(args), args.runs, workers=args.workers)
+    except SubmissionRefused as exc:
+        raise _user_error(f"verification refused, nothing written: {exc}") from exc
     print(result.message())
     return 0
 
@@ -249,7 +299,7 @@ def _cmd_site(args: argparse.Namespace) -> int:
 
     con = _reader(args)
     try:
-        page = build_site(con, args.to, args.source or str(_db(args)))
+        page = build_site(con, args.to.expanduser())
     finally:
         con.close()
     print(f"wrote {page}")

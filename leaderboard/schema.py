@@ -204,7 +204,30 @@ _V3 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
+VERIFIED_ONLY = "(SELECT * FROM evaluations WHERE trust = 'verified')"
+
+_V4 = Migration(
+    4,
+    "trust: verified (re-executed by the maintainers) or self-reported; published reference "
+    "hashes; rollups (the ranking) from verified evaluations only",
+    (
+        # Rows stored before v4 were graded from the submitter's own files: self-reported.
+        "ALTER TABLE evaluations ADD COLUMN trust VARCHAR DEFAULT 'self-reported'",
+        "ALTER TABLE submissions ADD COLUMN trust VARCHAR DEFAULT 'self-reported'",
+        "UPDATE submissions SET source_path = NULL",  # never publish a local path
+        """CREATE TABLE reference_files (
+            reference_id VARCHAR NOT NULL,
+            path VARCHAR NOT NULL,                  -- relative to references/<reference_id>/
+            sha256 VARCHAR NOT NULL,
+            published_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (reference_id, path)
+        )""",
+        *(f"DELETE FROM {t}" for t in ROLLUP_TABLES),
+        *(f"INSERT INTO {t} BY NAME {rollup_select(t, VERIFIED_ONLY)}" for t in ROLLUP_TABLES),
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4)
 CURRENT_VERSION = MIGRATIONS[-1].version
 
 

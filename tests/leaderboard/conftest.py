@@ -20,8 +20,11 @@ def isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def fake_regrader(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Replace only the one call into the harness, for synthetic runs of made-up tasks."""
-    monkeypatch.setattr(ingest, "regrade_verdict", runfactory.fake_regrade)
+    """Replace only the one call into the harness, for synthetic runs of made-up tasks. These runs
+    stand for runs the maintainers executed themselves, so `submit` stores them as verified (the
+    trust rules are tested on real runs in test_trust.py)."""
+    monkeypatch.setattr(ingest, "regrade_graded", runfactory.fake_regrade)
+    monkeypatch.setattr(ingest.submit, "__kwdefaults__", {"trust": ingest.VERIFIED})
 
 
 @pytest.fixture
