@@ -247,7 +247,7 @@ def stall(con, rows):
     pathlib.Path(sys.argv[5]).write_text("inside")
     time.sleep(120)
 ingest._insert_evidence = stall
-ingest.submit(pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3]), trust="verified")
+ingest.submit(*(pathlib.Path(a) for a in sys.argv[1:4]), trust="verified")
 """
 
 
