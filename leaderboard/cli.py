@@ -102,10 +102,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = views.add_parser(
         "site",
         help="write a static leaderboard page (index.html)",
-        description="Write DIR/index.html, a self-contained page (no external assets) with the "
-        "five views, plus each view as markdown.",
+        description="Write DIR/index.html and DIR/details/: a static page (no server, no network "
+        "at view time; works from file:// and as a Hugging Face static Space) with the ranking "
+        "(verified and self-reported apart), plots, and a drill-down per evaluation; plus each "
+        "view as markdown.",
     )
     s.add_argument("--to", type=Path, required=True, metavar="DIR", help="output directory")
+    s.add_argument(
+        "--runs", type=Path, metavar="RUNS_ROOT",
+        help="directory holding runs/<run_id>: copy each evaluation's report and trace next to "
+        "the page and link them from its drill-down",
+    )
     _source_options(s, argparse_default=False)
     s.set_defaults(func=_cmd_site)
 
@@ -299,7 +306,7 @@ def _cmd_site(args: argparse.Namespace) -> int:
 
     con = _reader(args)
     try:
-        page = build_site(con, args.to.expanduser())
+        page = build_site(con, args.to.expanduser(), args.runs)
     finally:
         con.close()
     print(f"wrote {page}")
