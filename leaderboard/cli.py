@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu2tpu.leaderboard.paths import DB_ENV, default_db_path
-from gpu2tpu.leaderboard.queries import FORMATS, VIEWS, render, run_sql, run_view
+from gpu2tpu.leaderboard.queries import FORMATS, TRUSTS, VIEWS, render, run_sql, run_view
 
 if TYPE_CHECKING:
     import duckdb
@@ -181,6 +181,11 @@ def _view_options(p: argparse.ArgumentParser, argparse_default: bool) -> None:
     p.add_argument("--format", choices=FORMATS, default=default("table"), help="output format")
     p.add_argument("--agent", default=default(None), help="only this agent")
     p.add_argument("--task", default=default(None), help="only this task (tasks, costs)")
+    p.add_argument(
+        "--trust", choices=TRUSTS, default=default(None),
+        help="verified (re-executed by the maintainers), self-reported, or all; default: agents "
+        "shows both apart (only verified is ranked), the other views count verified results",
+    )
     _source_options(p, argparse_default)
 
 
@@ -249,7 +254,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_view(args: argparse.Namespace) -> int:
     con = _reader(args)
     try:
-        result = run_view(con, args.view, agent=args.agent, task=args.task)
+        result = run_view(con, args.view, agent=args.agent, task=args.task, trust=args.trust)
     finally:
         con.close()
     sys.stdout.write(render(result, args.format))

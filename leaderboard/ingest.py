@@ -111,11 +111,18 @@ def submit(run_dir: Path, metadata_path: Path, db: Path, *, trust: str = SELF_RE
     try:
         used = [r for r in reports if r.data["agent"] in agents and r.data.get("reference")]
         if trust == VERIFIED:
+            _set_reference_status(batches, {str(r.path): "maintainer" for r in used})
             return _write(con, db, batches, prices, ignored, now, publish=used)
-        check_published(con, used)
+        _set_reference_status(batches, check_published(con, used))
         return _write(con, db, batches, prices, ignored, now, publish=[])
     finally:
         con.close()
+
+
+def _set_reference_status(batches: list[_Batch], status: dict[str, str]) -> None:
+    for batch in batches:
+        for row in batch.eval_rows:
+            row["reference_status"] = status.get(row.pop("_report_path"))
 
 
 @dataclass
@@ -143,6 +150,7 @@ def _batch(
         _check_verdict(graded["verdict"], report.path)
         price = _price_for(report, graded, prices, price_version)
         row = evaluation_row(report, graded, metadata, price, trust)
+        row["_report_path"] = str(report.path)
         eval_rows.append(row)
         ev_rows.extend(evidence_rows(row["evaluation_id"], graded["verdict"]))
     _check_unique(eval_rows)
@@ -236,7 +244,7 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
 
 
 def refresh_rollups(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
-    """Recompute every rollup for the (agent, model) pairs these rows belong to."""
+    """Recompute every rollup (all trusts) for the (agent, model) pairs these rows belong to."""
     keys = sorted({(r["agent"], r["model"]) for r in rows}, key=str)
     con.register(
         "_keys",
@@ -252,7 +260,7 @@ def refresh_rollups(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) 
         # One scan of evaluations for the affected pairs, then every rollup from that subset.
         con.execute(
             "CREATE OR REPLACE TEMP TABLE _affected AS SELECT e.* FROM evaluations e "
-            f"SEMI JOIN _keys k ON {match.format(t='e')} WHERE e.trust = 'verified'"
+            f"SEMI JOIN _keys k ON {match.format(t='e')}"
         )
         for table in ROLLUP_TABLES:
             con.execute(f"DELETE FROM {table} s USING _keys k WHERE {match.format(t='s')}")

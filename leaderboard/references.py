@@ -35,9 +35,28 @@ def reference_files(report: ReportFile) -> tuple[str, dict[str, str]]:
     return ref_id, listed
 
 
-def check_published(con: duckdb.DuckDBPyConnection, reports: list[ReportFile]) -> None:
-    """Refuse a report whose references differ in any file from the published ones."""
+def required_files(task_id: str) -> set[str]:
+    """Every file the criteria read from a reference directory of this task."""
+    from gpu2tpu.errors import UserError
+    from gpu2tpu.harness.report import GOLD, RUN_FILES, seed_dir
+    from gpu2tpu.harness.spec import find_task
+
+    try:
+        spec = find_task(task_id)
+    except UserError as exc:
+        raise SubmissionRefused(f"task {task_id!r} is not in this corpus: {exc}") from exc
+    dirs = [seed_dir(s) for s in spec.seeds] + [GOLD]
+    return {f"{d}/{f}" for d in dirs for f in RUN_FILES}
+
+
+def check_published(con: duckdb.DuckDBPyConnection, reports: list[ReportFile]) -> dict[str, str]:
+    """Check each report's references; returns {report path: 'published' | 'unpublished'}.
+
+    A reference id the maintainers published must match file for file. An id never published
+    (a user's own store, a new runtime) is accepted for a self-reported run only when every file
+    the criteria read is listed (so hash-checked): it is stored as `unpublished`."""
     cache: dict[str, dict[str, str]] = {}
+    status: dict[str, str] = {}
     for report in reports:
         ref_id, listed = reference_files(report)
         if ref_id not in cache:
@@ -47,11 +66,15 @@ def check_published(con: duckdb.DuckDBPyConnection, reports: list[ReportFile]) -
             cache[ref_id] = dict(rows)
         published = cache[ref_id]
         if not published:
-            raise SubmissionRefused(
-                f"{report.path}: reference {ref_id} is not published by this leaderboard, so its "
-                "files cannot be trusted; evaluate with a released gpu2tpu against the published "
-                "references, or send a bundle for verification (gpu2tpu submit --predictions)"
-            )
+            unlisted = sorted(required_files(str(report.data["task_id"])) - set(listed))
+            if unlisted:
+                raise SubmissionRefused(
+                    f"{report.path}: reference file(s) {', '.join(unlisted[:3])} of {ref_id} are "
+                    "not listed with a sha256; every reference file the criteria read is required"
+                )
+            status[str(report.path)] = "unpublished"
+            continue
+        status[str(report.path)] = "published"
         missing = sorted(set(published) - set(listed))
         if missing:
             raise SubmissionRefused(
@@ -64,6 +87,7 @@ def check_published(con: duckdb.DuckDBPyConnection, reports: list[ReportFile]) -
                 f"{report.path}: reference file(s) {', '.join(differ[:3])} of {ref_id} differ from "
                 "the published reference (or were never published); use the published references"
             )
+    return status
 
 
 def publish(con: duckdb.DuckDBPyConnection, reports: list[ReportFile], now: dt.datetime) -> int:

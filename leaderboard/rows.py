@@ -84,6 +84,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("goal_value", pa.float64()),
             ("runtime", pa.string()),
             ("trust", pa.string()),
+            ("reference_status", pa.string()),
         ]
     ),
     "evidence": pa.schema(

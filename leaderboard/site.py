@@ -25,22 +25,6 @@ _PALETTE = ("#b71c1c", "#e65100", "#fbc02d", "#6a1b9a", "#00acc1", "#ec407a", "#
             "#455a64", "#8d6e63", "#ff8a65", "#1565c0", "#00897b", "#b0bec5", "#c0ca33", "#5d4037")
 GRID_KEYS = ("", "migrated", "partly migrated", *CATEGORIES)  # '0' + index per agents x tasks cell
 
-_SELF_REPORTED = f"""
-SELECT agent, model, 'self-reported' AS trust, count(DISTINCT task_id) AS tasks,
-    count(*) AS evaluations,
-    avg(migrated::INT) AS migrated_rate,
-    {", ".join(f"avg({c.name}::INT) AS {c.name}_rate" for c in CRITERIA)},
-    coalesce(avg(silent::INT) FILTER (WHERE NOT migrated), 0) AS silent_share,
-    avg((claimed_success AND NOT migrated)::INT) FILTER (WHERE claimed_success IS NOT NULL)
-        AS overclaim,
-    (coalesce(sum(agent_cost_usd), 0) + coalesce(sum(execution_cost_usd), 0)) / count(*)
-        AS usd_per_task,
-    median(reference_step_time_s / step_time_s) FILTER (WHERE step_time_s > 0) AS median_speed_ratio
-FROM evaluations WHERE trust = 'self-reported' AND category IS DISTINCT FROM 'infra'
-GROUP BY agent, model ORDER BY migrated_rate DESC, agent
-"""
-
-
 def build_site(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path | None = None) -> Path:
     """Write the page to `to_dir` (index.html, details/, views as markdown); return index.html.
     With `runs_root` (the directory holding runs/<run_id>), each evaluation's report.json and
@@ -69,14 +53,10 @@ def build_site(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path | N
 
 def page_data(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """Everything index.html shows, as JSON-ready values."""
-    verified = run_view(con, "agents").records()
     agents: list[dict[str, Any]] = []
-    for row in verified:
+    for row in run_view(con, "agents", trust="all").records():  # verified ranked, then the rest
         total = (row.get("agent_usd_per_task") or 0) + (row.get("execution_usd_per_task") or 0)
-        agents.append({**row, "trust": "verified", "usd_per_task": total})
-    cur = con.execute(_SELF_REPORTED)
-    names = [d[0] for d in cur.description]
-    agents += [{**dict(zip(names, r, strict=True)), "rank": None} for r in cur.fetchall()]
+        agents.append({**row, "usd_per_task": total})
     keep = ("rank", "agent", "model", "trust", "tasks", "evaluations", "migrated_rate",
             *(f"{c.name}_rate" for c in CRITERIA), "silent_share", "overclaim", "usd_per_task",
             "median_speed_ratio")
@@ -165,6 +145,7 @@ def _evaluations(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path |
             "silent", "claimed_success", "reported_migrated", "verdict_changed", "agent_cost_usd",
             "execution_cost_usd", "chip_seconds", "price_version", "step_time_s",
             "reference_step_time_s", "compile_count", "goal_metric", "goal_value", "run_id",
+            "reference_status",
             "report_path", *(c.name for c in CRITERIA)]
     out: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in con.execute(
@@ -181,6 +162,7 @@ def _evaluations(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path |
             "price_version": e["price_version"], "step_s": e["step_time_s"],
             "ref_step_s": e["reference_step_time_s"], "compiles": e["compile_count"],
             "goal_metric": e["goal_metric"], "goal": e["goal_value"],
+            "references": e["reference_status"],
             "crit": [bool(e[c.name]) for c in CRITERIA], "ev": evidence.get(eid, []),
             "links": _copy_files(e, to_dir, runs_root),
         })

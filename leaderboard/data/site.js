@@ -236,6 +236,8 @@
     fact("Execution cost", usd(e.exec_usd) + (e.chip_s == null ? "" : ` (${num(e.chip_s, 1)} chip-seconds, prices ${e.price_version || "–"})`));
     fact("Step time", e.step_s == null ? "–" : `${num(e.step_s * 1000, 1)} ms (reference ${e.ref_step_s == null ? "–" : num(e.ref_step_s * 1000, 1) + " ms"})`);
     fact("Compilations", e.compiles == null ? "–" : e.compiles);
+    fact("References", { maintainer: "run by the maintainers", published: "match the published hashes",
+      unpublished: "not published: built by the submitter" }[e.references] || "–");
     fact("Goal", e.goal == null ? "–" : `${e.goal_metric} = ${num(e.goal, 4)}`);
     const links = el("p", { class: "links" });
     for (const [name, href] of Object.entries(e.links || {})) links.append(el("a", { href, text: name }), " ");

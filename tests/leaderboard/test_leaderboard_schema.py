@@ -9,6 +9,7 @@ import pytest
 
 from gpu2tpu.cli import main
 from gpu2tpu.leaderboard import prices, schema
+from gpu2tpu.leaderboard.queries import run_view
 from gpu2tpu.leaderboard.schema import (
     CURRENT_VERSION,
     StoreError,
@@ -63,11 +64,14 @@ def test_upgrading_a_v1_file(tmp_path: Path, capsys) -> None:
     assert rows == [("e1", True, []), ("e2", False, None)]  # unknown diff stays NULL
     applied = con.execute("SELECT version, applied_at FROM schema_version ORDER BY 1").fetchall()
     assert [v for v, _ in applied] == [1, 2, 3, 4] and applied[1][1].tzinfo is not None
-    # v1 rows were graded from the submitters' own files: v4 marks them self-reported, and the
-    # rollups (the ranking) hold verified evaluations only
+    # v1 rows were graded from the submitters' own files: v4 marks them self-reported, keys the
+    # rollups by trust, and the agents view lists them unranked
     assert con.execute("SELECT DISTINCT trust FROM evaluations").fetchall() == [("self-reported",)]
-    assert con.execute("SELECT count(*) FROM agent_task_stats").fetchall() == [(0,)]
-    assert con.execute("SELECT count(*) FROM agent_category_stats").fetchall() == [(0,)]
+    assert con.execute("SELECT trust, agent, evaluations FROM agent_task_stats").fetchall() == [
+        ("self-reported", "old-agent", 2)]
+    agents = run_view(con, "agents").records()
+    assert [(r["agent"], r["trust"], r["rank"]) for r in agents] == [("old-agent", "self-reported", None)]
+    assert run_view(con, "failures").rows == []  # aggregate views count verified results
     con.close()
 
 

@@ -74,8 +74,9 @@ def column(page: Any, key: str) -> list[str]:
 def test_ranking_matches_the_store_and_sorts_and_filters(browser: Any, site: tuple[Path, Path]) -> None:
     out, db = site
     con = open_read_only(db)
-    ranked = run_view(con, "agents").records()
+    ranked = [r for r in run_view(con, "agents").records() if r["trust"] == "verified"]
     con.close()
+    assert [r["rank"] for r in ranked] == [1, 2]
     page = open_page(browser, out)
     assert column(page, "agent") == [r["agent"] for r in ranked]  # verified only, store's order
     rates = [f"{100 * r['migrated_rate']:.1f}%" for r in ranked]

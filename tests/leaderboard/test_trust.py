@@ -59,7 +59,7 @@ def rows(db: Path, sql: str, **params: object) -> list[tuple]:
 def ranked_agents(db: Path) -> set[str]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return {r["agent"] for r in run_view(con, "agents").records()}
+        return {r["agent"] for r in run_view(con, "agents").records() if r["rank"] is not None}
     finally:
         con.close()
 
@@ -129,10 +129,19 @@ def test_fabricated_references_are_refused_even_unhashed(
     assert rows(published, "SELECT count(*) FROM evaluations") == before
 
 
-def test_references_never_published_are_refused(real_run_dir: Path, tmp_path: Path) -> None:
-    db = tmp_path / "empty.duckdb"
-    with pytest.raises(SubmissionRefused, match="not published"):
-        submit(real_run_dir, meta(tmp_path, "gold"), db)
+def test_unpublished_references_need_every_file_listed(real_run_dir: Path, tmp_path: Path) -> None:
+    db = tmp_path / "empty.duckdb"  # a user's own store: nothing published yet
+    submit(real_run_dir, meta(tmp_path, "gold"), db)
+    assert rows(db, "SELECT DISTINCT trust, reference_status FROM evaluations") == [
+        (SELF_REPORTED, "unpublished")]
+    run = copy_run(real_run_dir, tmp_path)
+    report_path = run / "broken-stays_on_cpu" / "cifar_amp" / "report.json"
+    report = json.loads(report_path.read_text())
+    gold_goal = next(k for k in report["files"] if k.endswith("/gold/goal.json"))
+    del report["files"][gold_goal]  # then the gold reference's goal could say anything
+    report_path.write_text(json.dumps(report))
+    with pytest.raises(SubmissionRefused, match="gold/goal.json"):
+        submit(run, meta(tmp_path, "broken-stays_on_cpu"), tmp_path / "other.duckdb")
 
 
 def test_unlisted_goal_file_is_refused(real_run_dir: Path, tmp_path: Path, published: Path) -> None:
