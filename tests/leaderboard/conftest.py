@@ -40,3 +40,14 @@ def corpus_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     monkeypatch.setattr(corpus, "TASKS_DIR", tasks)
     return tasks
+
+
+@pytest.fixture(scope="session")
+def real_run_dir(request: pytest.FixtureRequest) -> Path:
+    """The practice run (tests/conftest.py), or `$GPU2TPU_REAL_RUN`: a run directory an earlier
+    session's practice_run left behind, to iterate on these tests without re-evaluating."""
+    import os
+
+    if os.environ.get("GPU2TPU_REAL_RUN"):
+        return Path(os.environ["GPU2TPU_REAL_RUN"])
+    return request.getfixturevalue("practice_run")
