@@ -142,10 +142,24 @@ def verify(bundle: Path, db: Path, runs_root: Path | None = None, workers: int =
         if not summary.get("evaluations"):
             raise SubmissionRefused(f"{Path(bundle).name}: no prediction could be evaluated: "
                                     f"{summary.get('errors')}")
+        _attach_trajectories(work, root / run_id)
         result = submit(root / run_id, meta, db, trust=VERIFIED)
         if runs_root is None:
             shutil.rmtree(root, ignore_errors=True)
         return result
+
+
+def _attach_trajectories(work: Path, run_dir: Path) -> None:
+    """Copy each prediction's trajectory next to its evaluation (for the page's links)."""
+    from gpu2tpu.harness.report import evaluation_name
+
+    for text in (work / PREDICTIONS).read_text().splitlines():
+        raw = json.loads(text)
+        src = work / str(raw.get("trajectory") or "")
+        if raw.get("trajectory") and src.is_file():
+            dest = run_dir / evaluation_name(raw["agent"], raw["task_id"], int(raw.get("attempt") or 1))
+            if dest.is_dir():
+                shutil.copyfile(src, dest / "trajectory.json")
 
 
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:

@@ -48,6 +48,10 @@ def build_site(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path | N
             .replace("/*DATA*/", blob).replace("/*JS*/", (ASSETS / "site.js").read_text()))
     path = to_dir / "index.html"
     path.write_text(page)
+    (to_dir / "README.md").write_text(  # a Hugging Face static Space serves the folder as is
+        "---\ntitle: gpu2tpu leaderboard\nemoji: 📈\nsdk: static\napp_file: index.html\n"
+        "pinned: false\n---\n\nThe gpu2tpu leaderboard: open index.html (no server needed).\n"
+    )
     return path
 
 
