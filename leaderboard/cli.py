@@ -207,7 +207,8 @@ def _reader(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
 
     try:
         if getattr(args, "source", None):
-            return open_export(args.source)
+            source = str(args.source)
+            return open_export(source if source.startswith("hf://") else str(Path(source).expanduser()))
         return open_read_only(_db(args))
     except (StoreError, ExportError) as exc:
         raise _user_error(str(exc)) from exc
@@ -281,7 +282,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     con = _reader(args)
     try:
-        manifest = export_store(con, args.to)
+        manifest = export_store(con, args.to.expanduser())
     finally:
         con.close()
     rows = ", ".join(f"{k} {v['rows']}" for k, v in manifest["tables"].items())
@@ -293,7 +294,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from gpu2tpu.leaderboard.export import export_store, publish
 
     if args.export_dir:
-        info = publish(args.export_dir, args.repo_id, private=args.private)
+        info = publish(args.export_dir.expanduser(), args.repo_id, private=args.private)
     else:
         con = _reader(args)
         try:

@@ -83,7 +83,7 @@ def submit(run_dir: Path, metadata_path: Path, db: Path, *, trust: str = SELF_RE
     verify`); their references become the published ones."""
     from gpu2tpu import KNOWN_HARNESS_VERSIONS
 
-    run_dir = RunLayout(run_dir).root  # relative, ~ and symlinked paths: one absolute spelling
+    run_dir = RunLayout(run_dir).root.resolve()  # relative, ~, symlinks: one real spelling
     entries = load_entries(Path(metadata_path).expanduser())
     known_revisions = price_table.known_corpus_revisions()
     reports = [

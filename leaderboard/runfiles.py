@@ -92,7 +92,7 @@ def _checked_entry(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
 def find_reports(run_dir: Path) -> list[Path]:
     """report.json files of a run: those listed by summary.json, else every one below the run."""
-    run_dir = RunLayout(run_dir).root
+    run_dir = RunLayout(run_dir).root.resolve()
     if not run_dir.is_dir():
         raise SubmissionRefused(f"run directory {run_dir} does not exist")
     summary = run_dir / "summary.json"
