@@ -312,6 +312,7 @@ def _cmd_site(args: argparse.Namespace) -> int:
 
     con = _reader(args)
     try:
+        # the public page names no store and no local path of the maintainer
         page = build_site(con, args.to.expanduser(), args.runs)
     finally:
         con.close()

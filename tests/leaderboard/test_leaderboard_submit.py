@@ -130,7 +130,7 @@ def test_forged_verdict_is_rescored_to_the_truth(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "damage, message",
     [
-        ("tamper_trace", "contents differ from the hash recorded"),
+        ("tamper_trace", "contents differ from the sha256 recorded"),
         ("delete_trace", "trace.jsonl: missing"),
         ("unlist_trace", "does not list trace.jsonl"),
         ("delete_reference", "references/ref-1/seed-0/trace.jsonl: missing"),
