@@ -70,6 +70,7 @@ def test_edited_trace_with_rehash_is_self_reported_and_never_ranked(
     run = copy_run(real_run_dir, tmp_path)
     report_path = run / "broken-clip_changed" / "cifar_amp" / "report.json"
     trace = report_path.parent / "trace.jsonl"
+    before = trace.read_text()
     lines = []
     for line in trace.read_text().splitlines():
         event = json.loads(line)
@@ -77,6 +78,7 @@ def test_edited_trace_with_rehash_is_self_reported_and_never_ranked(
             clip["max_norm"] = clip["max_norm"] / 5  # 5 -> 1: the clip the task asks for
         lines.append(json.dumps(event))
     trace.write_text("\n".join(lines) + "\n")
+    assert trace.read_text() != before  # the clip really was edited
     rehash(report_path)
     result = submit(run, meta(tmp_path, "broken-clip_changed"), published)
     assert result.inserted == 1 and result.trust == SELF_REPORTED
@@ -90,23 +92,23 @@ def test_gold_files_copied_into_broken_evaluation_stay_out_of_the_ranking(
 ) -> None:
     run = copy_run(real_run_dir, tmp_path)
     gold = run / "gold" / "cifar_amp"
-    broken = run / "broken-stays_on_cpu" / "cifar_amp"
+    broken = run / "broken-item_every_step" / "cifar_amp"
     for name in ("trace.jsonl", "goal.json", "process.json"):
         shutil.copy(gold / name, broken / name)
     gold_verdict = json.loads((gold / "report.json").read_text())["verdict"]
     rehash(broken / "report.json", verdict=gold_verdict)
-    submit(run, meta(tmp_path, "broken-stays_on_cpu"), published)
+    submit(run, meta(tmp_path, "broken-item_every_step"), published)
     got = rows(published, "SELECT trust, verdict_changed FROM evaluations WHERE agent = $a",
-               a="broken-stays_on_cpu")
+               a="broken-item_every_step")
     assert got == [(SELF_REPORTED, False)]
-    assert "broken-stays_on_cpu" not in ranked_agents(published)
+    assert "broken-item_every_step" not in ranked_agents(published)
 
 
 def test_fabricated_references_are_refused_even_unhashed(
     real_run_dir: Path, tmp_path: Path, published: Path
 ) -> None:
     run = copy_run(real_run_dir, tmp_path)
-    report_path = run / "broken-stays_on_cpu" / "cifar_amp" / "report.json"
+    report_path = run / "broken-item_every_step" / "cifar_amp" / "report.json"
     report = json.loads(report_path.read_text())
     real_ref = run / report["reference"]["dir"]
     fake = run / "references" / "fabricated"
@@ -115,7 +117,7 @@ def test_fabricated_references_are_refused_even_unhashed(
     report_path.write_text(json.dumps(report))
     before = rows(published, "SELECT count(*) FROM evaluations")
     with pytest.raises(SubmissionRefused, match="fixed by the reference id"):
-        submit(run, meta(tmp_path, "broken-stays_on_cpu"), published)
+        submit(run, meta(tmp_path, "broken-item_every_step"), published)
     # Same id, files edited and rehashed: not the published reference.
     report["reference"]["dir"] = f"references/{report['reference']['id']}"
     report_path.write_text(json.dumps(report))
@@ -123,9 +125,10 @@ def test_fabricated_references_are_refused_even_unhashed(
     data = json.loads(goal.read_text())
     data["value"] = 0.0
     goal.write_text(json.dumps(data))
-    rehash(report_path)
+    for other in run.glob("*/*/report.json"):  # every report listing that reference
+        rehash(other)
     with pytest.raises(SubmissionRefused, match="differ from the published reference"):
-        submit(run, meta(tmp_path, "broken-stays_on_cpu"), published)
+        submit(run, meta(tmp_path, "broken-item_every_step"), published)
     assert rows(published, "SELECT count(*) FROM evaluations") == before
 
 
@@ -135,25 +138,25 @@ def test_unpublished_references_need_every_file_listed(real_run_dir: Path, tmp_p
     assert rows(db, "SELECT DISTINCT trust, reference_status FROM evaluations") == [
         (SELF_REPORTED, "unpublished")]
     run = copy_run(real_run_dir, tmp_path)
-    report_path = run / "broken-stays_on_cpu" / "cifar_amp" / "report.json"
+    report_path = run / "broken-item_every_step" / "cifar_amp" / "report.json"
     report = json.loads(report_path.read_text())
     gold_goal = next(k for k in report["files"] if k.endswith("/gold/goal.json"))
     del report["files"][gold_goal]  # then the gold reference's goal could say anything
     report_path.write_text(json.dumps(report))
     with pytest.raises(SubmissionRefused, match="gold/goal.json"):
-        submit(run, meta(tmp_path, "broken-stays_on_cpu"), tmp_path / "other.duckdb")
+        submit(run, meta(tmp_path, "broken-item_every_step"), tmp_path / "other.duckdb")
 
 
 def test_unlisted_goal_file_is_refused(real_run_dir: Path, tmp_path: Path, published: Path) -> None:
     run = copy_run(real_run_dir, tmp_path)
-    report_path = run / "broken-stays_on_cpu" / "cifar_amp" / "report.json"
+    report_path = run / "broken-item_every_step" / "cifar_amp" / "report.json"
     report = json.loads(report_path.read_text())
     del report["files"]["goal.json"]
     report_path.write_text(json.dumps(report))
     goal = report_path.parent / "goal.json"
     goal.write_text(goal.read_text().replace('"value"', '"value": 0.99, "was"'))
     with pytest.raises(SubmissionRefused, match="does not list goal.json"):
-        submit(run, meta(tmp_path, "broken-stays_on_cpu"), published)
+        submit(run, meta(tmp_path, "broken-item_every_step"), published)
 
 
 def test_unhashed_report_fields_are_never_stored(
@@ -162,7 +165,7 @@ def test_unhashed_report_fields_are_never_stored(
     run = copy_run(real_run_dir, tmp_path)
     report_path = run / "broken-clip_changed" / "cifar_amp" / "report.json"
     report = json.loads(report_path.read_text())
-    honest = report["execution"], report["candidate"]["goal"]["value"]
+    honest = dict(report["execution"]), report["candidate"]["goal"]["value"]
     report["prediction"]["agent_cost_usd"] = 0.0
     report["execution"].update(chip_seconds=0.001, step_time_s=1e-6, compile_count=1)
     report["candidate"]["goal"]["value"] = 0.99
@@ -189,10 +192,10 @@ def test_several_agents_in_one_submission_from_a_relative_spaced_symlinked_path(
     link = tmp_path / "linked"
     link.symlink_to(spaced)
     monkeypatch.chdir(tmp_path)
-    result = submit(Path("linked"), Path(meta(tmp_path, "broken-stays_on_cpu", "broken-clip_changed").name),
-                    published)
+    both = meta(tmp_path, "broken-item_every_step", "broken-clip_changed")
+    result = submit(Path("linked"), Path(both.name), published)
     assert len(result.submission_ids) == 2
     stored = rows(published, "SELECT agent, source_path FROM submissions WHERE trust = $t ORDER BY agent",
                   t=SELF_REPORTED)
-    assert stored == [("broken-clip_changed", None), ("broken-stays_on_cpu", None)]
+    assert stored == [("broken-clip_changed", None), ("broken-item_every_step", None)]
     assert str(tmp_path) not in result.message().replace(str(published), "")
