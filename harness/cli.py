@@ -12,7 +12,7 @@ import yaml
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness.criteria import CRITERION_NAMES
-from gpu2tpu.harness.spec import find_task, list_tasks
+from gpu2tpu.harness.spec import add_task_dirs, find_task, list_tasks
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
 
 DEMO_TASK = "cifar_amp"
@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"target hardware (default {DEFAULT_TARGET}: torch_xla on this CPU)")
     p.add_argument("--timeout", type=float, help="override each task's time limit (seconds)")
     p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
+    p.add_argument("--task-dir", action="append", type=Path, default=[],
+                   help="a task directory, or a folder of them, outside the package (repeatable)")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("report", help="re-grade a run from its saved traces (runs nothing)",
@@ -51,11 +53,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tasks", help="list the practice tasks shipped with the package")
     p.set_defaults(func=cmd_tasks)
 
+    from gpu2tpu.harness.validate import register as register_validate
+    register_validate(sub)
+
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from gpu2tpu.harness.evaluate import evaluate_predictions
     from gpu2tpu.harness.predictions import PredictionError
 
+    add_task_dirs(args.task_dir)
     try:
         summary = evaluate_predictions(args.predictions, args.run_id, args.runs, args.tasks,
                                        args.workers, args.target, args.timeout)

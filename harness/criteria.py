@@ -13,15 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu2tpu.harness.invariants import check_integrity, check_invariants, check_structure
 from gpu2tpu.harness.spec import RunSpec
 from gpu2tpu.harness.targets import Target
 from gpu2tpu.harness.trace import RunRecord, Trace
 
 # Taxonomy order: the first failing category in this order names the verdict. Causes come
 # before symptoms: a changed configuration or workload explains the numerical drift it causes.
-CATEGORIES = ("patch_rejected", "crash", "timeout", "wrong_device", "cpu_fallback", "chips_unused",
-              "recompilation", "host_sync", "config_drift", "workload_changed", "numerics_drift",
-              "goal_regressed", "slow", "infra")
+CATEGORIES = ("patch_rejected", "tampered", "crash", "timeout", "wrong_device", "cpu_fallback",
+              "chips_unused", "recompilation", "host_sync", "config_drift", "workload_changed",
+              "numerics_drift", "goal_regressed", "slow", "infra")
 
 
 @dataclass(frozen=True)
@@ -64,13 +65,22 @@ def runs(i: Inputs) -> CriterionResult:
         res.check(False, f"migration not applied: {proc['patch_rejected']}", "patch_rejected")
         return res
     if proc.get("timed_out"):
-        res.check(False, f"killed after the {spec.timeout_s:.0f} s time limit", "timeout")
+        gold_wall = float(i.gold.process.get("wall_s") or 0.0)
+        limit = spec.time_limit(gold_wall)
+        if limit < spec.timeout_s:  # the limit came from the gold's wall time: slow, not hung
+            wall = float(proc.get("wall_s") or limit)
+            res.check(False, f"stopped at the {limit:.0f} s time limit, {wall / gold_wall:.1f}x the gold's "
+                      f"wall time {gold_wall:.1f} s (budget {spec.performance.step_time_budget}x)", "slow")
+        else:
+            res.check(False, f"killed after the {spec.timeout_s:.0f} s time limit (absolute cap)",
+                      "timeout")
         return res
     code = cand.exit_code
     error = ((cand.trace.end or {}).get("error") or "").strip().splitlines()
     detail = f": {error[-1]}" if error else ""
     if not res.check(code == 0, f"exit status {code}{detail}", "crash"):
         return res
+    check_integrity(res, i.gold.trace, cand.trace)
     applied = len(cand.trace.applied)
     res.check(applied >= spec.steps, f"{applied} optimizer steps taken, {spec.steps} expected",
               "workload_changed")
@@ -94,14 +104,38 @@ def numerics(i: Inputs) -> CriterionResult:
             continue
         ok = c is not None and math.isfinite(c) and _rel(c, r) <= rtol
         res.check(ok, f"step-0 {label} {c} vs reference {r:.6g} (rtol {rtol})", "numerics_drift")
-    _check_curve(res, spec, refs, tr)
+    _check_curve(res, spec, refs, i.gold.trace, tr)
     _check_precision(res, spec, tr)
     _check_config(res, ref, tr)
+    check_invariants(res, ref, tr)
     _check_workload(res, ref, tr)
     return res
 
 
-def _check_curve(res: CriterionResult, spec: RunSpec, refs: list[RunRecord], tr: Trace) -> None:
+def curve_band(spec: RunSpec, refs: list[RunRecord], gold: Trace, horizon: int) -> dict[str, float]:
+    """The curve band: `curve_drift_z` times the same-seed drift between the reference and the gold
+    migration on the target (what a correct migration moves), at least `curve_rtol` of the loss
+    magnitude; the cross-seed spread is reported beside it and used only when no gold curve exists."""
+    ref_curves = [r.trace.losses for r in refs if r.trace.applied]
+    primary = ref_curves[0][:horizon]
+    magnitude = statistics.fmean(abs(r) for r in primary)
+    spread = 0.0
+    if len(ref_curves) > 1:
+        spread = statistics.fmean(statistics.pstdev(c[t] for c in ref_curves) for t in range(horizon))
+    gold_curve = gold.losses[:horizon]
+    tol = spec.tolerances
+    if len(gold_curve) == horizon and all(math.isfinite(v) for v in gold_curve):
+        drift = statistics.fmean(abs(g - r) for g, r in zip(gold_curve, primary))
+        band = max(tol.curve_drift_z * drift, tol.curve_rtol * magnitude)
+    else:
+        drift = math.nan
+        band = max(tol.curve_rtol * magnitude, tol.curve_spread_z * spread)
+    return {"band": min(band, 0.5 * magnitude), "magnitude": magnitude, "gold_drift": drift,
+            "spread": spread}
+
+
+def _check_curve(res: CriterionResult, spec: RunSpec, refs: list[RunRecord], gold: Trace,
+                 tr: Trace) -> None:
     ref_curves = [r.trace.losses for r in refs if r.trace.applied]
     horizon = min(len(tr.losses), *(len(c) for c in ref_curves))
     primary = ref_curves[0][:horizon]
@@ -110,15 +144,11 @@ def _check_curve(res: CriterionResult, spec: RunSpec, refs: list[RunRecord], tr:
         res.check(False, "candidate loss is not finite within the replay horizon", "numerics_drift")
         return
     mean_dev = statistics.fmean(abs(c - r) for c, r in zip(cand, primary))
-    magnitude = statistics.fmean(abs(r) for r in primary)
-    spread = 0.0
-    if len(ref_curves) > 1:
-        spread = statistics.fmean(statistics.pstdev(c[t] for c in ref_curves) for t in range(horizon))
-    band = min(max(spec.tolerances.curve_rtol * magnitude, spec.tolerances.curve_spread_z * spread),
-               0.5 * magnitude)
-    res.check(mean_dev <= band, f"loss curve over {horizon} steps: mean deviation {mean_dev:.4g}, "
-              f"band {band:.4g} (reference magnitude {magnitude:.4g}, seed spread {spread:.4g})",
-              "numerics_drift")
+    b = curve_band(spec, refs, gold, horizon)
+    res.check(mean_dev <= b["band"], f"loss curve over {horizon} steps: mean deviation {mean_dev:.4g}, "
+              f"band {b['band']:.4g} = max({spec.tolerances.curve_drift_z} x gold same-seed drift "
+              f"{b['gold_drift']:.4g}, {spec.tolerances.curve_rtol} x reference magnitude "
+              f"{b['magnitude']:.4g}); cross-seed spread {b['spread']:.4g}", "numerics_drift")
 
 
 def _check_precision(res: CriterionResult, spec: RunSpec, tr: Trace) -> None:
@@ -157,9 +187,13 @@ def _check_config(res: CriterionResult, ref: Trace, tr: Trace) -> None:
 
     lr_bad = [i for i, (a, b) in enumerate(zip(_step_values(ref, "lr")[:n], _step_values(tr, "lr")[:n]))
               if lr_differs(a, b)]
+    # A changed step count changes a schedule that follows it: the step count is the cause.
+    steps_changed = len(ref.applied) != len(tr.applied)
     res.check(not lr_bad, f"learning rate per step over {n} steps" +
               (f": differs from step {lr_bad[0]} on ({_step_values(tr, 'lr')[lr_bad[0]]} vs "
-               f"{_step_values(ref, 'lr')[lr_bad[0]]})" if lr_bad else ": identical"), "config_drift")
+               f"{_step_values(ref, 'lr')[lr_bad[0]]})" if lr_bad else ": identical") +
+              ("; the optimizer step count changed" if lr_bad and steps_changed else ""),
+              "workload_changed" if steps_changed else "config_drift")
     rclip = sorted({(c["max_norm"], c["norm_type"]) for s in ref.applied for c in s.get("clip") or []})
     cclip = sorted({(c["max_norm"], c["norm_type"]) for s in tr.applied for c in s.get("clip") or []})
     res.check(rclip == cclip, f"clip_grad_norm_ (max_norm, norm_type): {cclip or 'none'} "
@@ -179,6 +213,7 @@ def _check_workload(res: CriterionResult, ref: Trace, tr: Trace) -> None:
         ro.get("param_shapes_sha") == co.get("param_shapes_sha")
     res.check(same, f"trained parameters {co.get('param_count')} (reference {ro.get('param_count')}),"
               f" shapes {'identical' if same else 'differ'}", "workload_changed")
+    check_structure(res, ref, tr)
 
 
 def hardware(i: Inputs) -> CriterionResult:

@@ -31,6 +31,7 @@ from gpu2tpu.harness.report import (
     Report,
     RunLayout,
     hash_file,
+    read_json,
     write_json,
 )
 from gpu2tpu.harness.runner import provenance
@@ -162,7 +163,9 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
         ws = None
     if ws is not None:
         try:
-            run_and_record(spec, ws, eval_dir, spec.seed, target)
+            gold_wall = read_json(ref[1] / "gold" / PROCESS).get("wall_s")  # time limit from gold
+            limited = dataclasses.replace(spec, timeout_s=spec.time_limit(gold_wall))
+            run_and_record(limited, ws, eval_dir, spec.seed, target)
         finally:
             ws.cleanup()
     harness_s = time.monotonic() - started

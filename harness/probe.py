@@ -163,6 +163,8 @@ class Recorder:
         self.input_sharding: str | None = None
         self.backend = "cpu"
         self.in_backward = False
+        self.in_clip = False
+        self.in_seed = False
         self._new_step()
 
     def emit(self, event: str, **fields) -> None:
@@ -171,7 +173,8 @@ class Recorder:
     def _new_step(self) -> None:
         self.cur: dict[str, Any] = {"losses": [], "clip": [], "norm": None, "batch_size": [],
                                     "input_devices": set(),
-                    "loss_device": None, "lr": None}
+                    "loss_device": None, "lr": None, "clip_value": [], "post_norm": None,
+                    "train_modules": None}
 
     def counters(self) -> dict | None:
         if self.xla is None and "torch_xla.debug.metrics" in sys.modules and self.backend == "xla":
@@ -190,6 +193,18 @@ class Recorder:
         self.cur["clip"].append({"max_norm": float(max_norm), "norm_type": float(norm_type)})
         if self.cur["norm"] is None and isinstance(total_norm, torch.Tensor):
             self.cur["norm"] = total_norm.detach()
+
+    def on_clip_value(self, clip_value) -> None:
+        self.cur["clip_value"].append(float(clip_value))
+
+    def on_seed(self, fn: str, value) -> None:
+        self.emit("seed", fn=fn, value=_jsonable(value))
+
+    def on_train_state(self, module: torch.nn.Module) -> None:
+        """Modules in training mode at the first training forward of each step."""
+        if torch.is_grad_enabled() and self.cur["train_modules"] is None:
+            mods = list(module.modules())
+            self.cur["train_modules"] = [sum(1 for m in mods if m.training), len(mods)]
 
     def on_forward(self, args, kwargs) -> None:
         if not torch.is_grad_enabled():
@@ -221,18 +236,24 @@ class Recorder:
             self.seen_optimizers.add(id(opt))
             self._describe_optimizer(opt, params)
         self.cur["lr"] = [float(g.get("lr", 0.0)) for g in opt.param_groups]
-        if self.cur["norm"] is None:
-            grads = [p.grad for p in params if p.grad is not None]
-            if grads:
-                with torch.no_grad():
-                    self.cur["norm"] = torch.linalg.vector_norm(
-                        torch.stack(torch._foreach_norm(grads)).float())
+        grads = [p.grad for p in params if p.grad is not None]
+        if grads and (self.cur["norm"] is None or self.cur["clip"] or self.cur["clip_value"]):
+            with torch.no_grad():
+                norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)).float())
+            if self.cur["norm"] is None:
+                self.cur["norm"] = norm
+            else:
+                self.cur["post_norm"] = norm  # after clipping: must equal min(norm, max_norm)
 
     def _describe_optimizer(self, opt, params) -> None:
         devices = sorted({str(p.device) for p in params})
         self.backend = {"xla": "xla", "tpu": "tpu", "cuda": "cuda"}.get(params[0].device.type, "cpu") \
             if params else "cpu"
         shapes = [list(p.shape) for p in params]
+        dtypes: dict[str, int] = {}
+        for p in params:
+            key = str(p.dtype).replace("torch.", "")
+            dtypes[key] = dtypes.get(key, 0) + 1
         groups = []
         for g in opt.param_groups:
             hp = {k: _jsonable(v) for k, v in g.items() if k != "params" and k not in IMPL_FLAGS}
@@ -241,7 +262,7 @@ class Recorder:
         self.emit("optimizer", **{"class": type(opt).__name__, "groups": groups,
                                   "param_count": int(sum(p.numel() for p in params)),
                                   "param_shapes_sha": hashlib.sha256(json.dumps(shapes).encode()).hexdigest(),
-                                  "param_devices": devices})
+                                  "param_devices": devices, "param_dtypes": dtypes})
 
     def on_optimizer_post(self, skipped: bool = False) -> None:
         now = time.perf_counter()
@@ -250,8 +271,11 @@ class Recorder:
                   "input_devices": sorted(self.cur["input_devices"]),
                   "loss_device": self.cur["loss_device"], "wall_s": now - self.last_step_t,
                   "skipped": skipped, "counters": self.counters(),
-                  "_tensors": self.cur["losses"] + ([] if self.cur["norm"] is None else [self.cur["norm"]]),
+                  "clip_value": self.cur["clip_value"], "train_modules": self.cur["train_modules"],
+                  "_tensors": self.cur["losses"] + [t for t in (self.cur["norm"], self.cur["post_norm"])
+                                                    if t is not None],
                   "_has_norm": self.cur["norm"] is not None,
+                  "_has_post": self.cur["post_norm"] is not None,
                   "_syncs": self.xla.syncs() if self.xla else 0}
         self.queue.append(record)
         self.last_step_t = now
@@ -277,11 +301,11 @@ class Recorder:
             n = len(r.pop("_tensors"))
             vals = values[i:i + n]
             i += n
-            has_norm = r.pop("_has_norm")
+            has_norm, has_post = r.pop("_has_norm"), r.pop("_has_post")
             r.pop("_syncs")
-            losses = vals[:-1] if has_norm else vals
-            r["loss"] = sum(losses) if losses else None
-            r["grad_norm"] = vals[-1] if has_norm else None
+            r["post_clip_norm"] = vals.pop() if has_post else None
+            r["grad_norm"] = vals.pop() if has_norm else None
+            r["loss"] = sum(vals) if vals else None
             self.emit("step", **r)
 
     def _read(self, tensors: list) -> list[float]:
@@ -311,6 +335,7 @@ class Recorder:
                 runtime["devices_used"] = max(runtime["devices_used"], runtime["world_size"])
         except Exception as exc:
             error = (error or "") + f"\nprobe: runtime facts unavailable: {exc!r}"
+        self.emit("integrity", rebound=_rebound_hooks(self))
         self.emit("end", exit_code=exit_code, error=error, wall_s=time.perf_counter() - self.t0,
                   steps=self.step, runtime=runtime, counters=self.counters(),
                   input_sharding=self.input_sharding,
@@ -322,7 +347,6 @@ class Recorder:
 def install_hooks(rec: Recorder) -> None:
     torch.Tensor.backward = _backward_wrapper(rec, torch.Tensor.backward)  # type: ignore[method-assign]
     torch.autograd.backward = _backward_wrapper(rec, torch.autograd.backward)
-    wrap_clip(rec)
 
     scaler_cls = torch.amp.GradScaler
     orig_scale, orig_step = scaler_cls.scale, scaler_cls.step
@@ -370,21 +394,30 @@ def install_hooks(rec: Recorder) -> None:
 
     torch.optim.Optimizer.__init__ = opt_init  # type: ignore[method-assign]
 
-    orig_seed = torch.manual_seed
-
-    def manual_seed(seed):
-        rec.emit("seed", fn="torch.manual_seed", value=int(seed))
-        return orig_seed(seed)
-
-    torch.manual_seed = manual_seed
     orig_random_seed = random.seed
 
     def random_seed(a=None, version=2):
-        rec.emit("seed", fn="random.seed", value=_jsonable(a))
+        rec.on_seed("random.seed", a)
         return orig_random_seed(a, version)
 
     random.seed = random_seed
-    sys.meta_path.insert(0, _PostImport("torch_xla", lambda: wrap_clip(rec)))
+    wrap_seeds(rec, torch, ("manual_seed",), "torch")
+    wrap_seeds(rec, torch.cuda, ("manual_seed", "manual_seed_all"), "torch.cuda")
+    wrap_clip(rec)
+    if "numpy" in sys.modules:
+        wrap_seeds(rec, sys.modules["numpy"].random, ("seed",), "numpy.random")
+    else:
+        sys.meta_path.insert(0, _PostImport(
+            "numpy", lambda: wrap_seeds(rec, sys.modules["numpy"].random, ("seed",), "numpy.random")))
+
+    def after_torch_xla() -> None:
+        wrap_clip(rec)
+        import torch_xla
+        import torch_xla.core.xla_model as xm
+        wrap_seeds(rec, torch_xla, ("manual_seed",), "torch_xla")
+        wrap_seeds(rec, xm, ("set_rng_state",), "torch_xla.core.xla_model")
+
+    sys.meta_path.insert(0, _PostImport("torch_xla", after_torch_xla))
 
 
 def _backward_wrapper(rec: Recorder, orig):
@@ -403,28 +436,100 @@ def _backward_wrapper(rec: Recorder, orig):
     return backward
 
 
+def wrap_seeds(rec: Recorder, owner, names: tuple[str, ...], prefix: str) -> None:
+    """Record every call of the seeding functions `names` of module `owner` (then seed)."""
+    for name in names:
+        fn = getattr(owner, name, None)
+        if fn is None or getattr(fn, "_gpu2tpu_probe", False):
+            continue
+
+        def seeded(*args, _fn=fn, _name=f"{prefix}.{name}", **kwargs):
+            if not rec.in_seed:  # torch.manual_seed seeds CUDA itself: record the outer call only
+                value = args[0] if args else next(iter(kwargs.values()), None)
+                rec.on_seed(_name, value)
+            outer, rec.in_seed = rec.in_seed, True
+            try:
+                return _fn(*args, **kwargs)
+            finally:
+                rec.in_seed = outer
+
+        seeded._gpu2tpu_probe = True  # type: ignore[attr-defined]
+        setattr(owner, name, seeded)
+
+
 def wrap_clip(rec: Recorder) -> None:
-    """(Re)install the clip_grad_norm_ hook; torch_xla replaces the function when imported."""
+    """(Re)install the hooks on every clipping entry point (norm, value, the functional pair
+    get_total_norm + clip_grads_with_norm_; foreach is an argument of each); torch_xla replaces
+    clip_grad_norm_ when imported, so this runs again after its import."""
     import torch.nn.utils as nn_utils
     import torch.nn.utils.clip_grad as clip_mod
     for owner in (nn_utils, clip_mod):
-        fn = owner.clip_grad_norm_
-        if getattr(fn, "_gpu2tpu_probe", False):
-            continue
-
-        owner.clip_grad_norm_ = _clip_wrapper(rec, fn)  # type: ignore[attr-defined]
+        for name, wrapper in (("clip_grad_norm_", _clip_wrapper), ("clip_grad_value_", _clip_value_wrapper),
+                              ("clip_grads_with_norm_", _clip_with_norm_wrapper)):
+            fn = getattr(owner, name, None)
+            if fn is not None and not getattr(fn, "_gpu2tpu_probe", False):
+                setattr(owner, name, wrapper(rec, fn))
 
 
 def _clip_wrapper(rec: Recorder, fn):
     # functools.wraps keeps the signature: torch_xla refuses to patch a function whose differs.
     @functools.wraps(fn)
     def clip(parameters, max_norm, norm_type=2.0, *args, **kwargs):
-        total = fn(parameters, max_norm, norm_type, *args, **kwargs)
-        rec.on_clip(max_norm, norm_type, total)
+        outer, rec.in_clip = rec.in_clip, True
+        try:
+            total = fn(parameters, max_norm, norm_type, *args, **kwargs)
+        finally:
+            rec.in_clip = outer
+        if not outer:
+            rec.on_clip(max_norm, norm_type, total)
         return total
 
     clip._gpu2tpu_probe = True  # type: ignore[attr-defined]
     return clip
+
+
+def _clip_value_wrapper(rec: Recorder, fn):
+    @functools.wraps(fn)
+    def clip(parameters, clip_value, *args, **kwargs):
+        if not rec.in_clip:
+            rec.on_clip_value(clip_value)
+        return fn(parameters, clip_value, *args, **kwargs)
+
+    clip._gpu2tpu_probe = True  # type: ignore[attr-defined]
+    return clip
+
+
+def _clip_with_norm_wrapper(rec: Recorder, fn):
+    """The functional form: the norm comes from get_total_norm (its norm_type is not passed here,
+    so 2.0 is recorded; the post-clip cross-check still holds for the 2-norm)."""
+    @functools.wraps(fn)
+    def clip(parameters, max_norm, total_norm, *args, **kwargs):
+        if not rec.in_clip:
+            rec.on_clip(max_norm, 2.0, total_norm)
+        outer, rec.in_clip = rec.in_clip, True
+        try:
+            return fn(parameters, max_norm, total_norm, *args, **kwargs)
+        finally:
+            rec.in_clip = outer
+
+    clip._gpu2tpu_probe = True  # type: ignore[attr-defined]
+    return clip
+
+
+_HOOK_METHODS = ("on_backward", "on_clip", "on_clip_value", "on_seed", "on_train_state", "on_forward",
+                 "on_output", "on_autocast", "on_optimizer_pre", "on_optimizer_post", "flush",
+                 "finish", "emit")
+_ORIGINAL_METHODS = {name: Recorder.__dict__[name] for name in _HOOK_METHODS}
+
+
+def _rebound_hooks(rec: Recorder) -> list[str]:
+    """Recorder methods or clipping hooks that code in the run replaced after the probe set them."""
+    import torch.nn.utils as nn_utils
+    bad = [n for n in _HOOK_METHODS if Recorder.__dict__.get(n) is not _ORIGINAL_METHODS[n]
+           or n in vars(rec)]
+    bad += [f"torch.nn.utils.{n}" for n in ("clip_grad_norm_", "clip_grad_value_")
+            if not getattr(getattr(nn_utils, n, None), "_gpu2tpu_probe", False)]
+    return bad
 
 
 def hook_root_module(rec: Recorder, opt) -> None:
@@ -445,6 +550,10 @@ def hook_root_module(rec: Recorder, opt) -> None:
     if best is not None:
         object.__setattr__(best, "_gpu2tpu_hooked", True)
         best.register_forward_pre_hook(lambda m, a, kw: rec.on_forward(a, kw), with_kwargs=True)
+        best.register_forward_pre_hook(lambda m, a: rec.on_train_state(m))
+        leaves = [[type(m).__name__, m.extra_repr()] for m in best.modules() if not any(m.children())]
+        rec.emit("model", leaf_modules=leaves,
+                 sha=hashlib.sha256(json.dumps(leaves).encode()).hexdigest())
         best.register_forward_hook(lambda m, a, out: rec.on_output(out))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from gpu2tpu.corpus import TASKS_DIR
 from gpu2tpu.errors import UserError
 
 PRECISION_POLICIES = ("fp32", "bf16_allowed")
+TASK_DIRS_ENV = "GPU2TPU_TASK_DIRS"  # extra task directories (os.pathsep-separated), see add_task_dirs
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class Tolerances:
     grad_norm_step0_rtol: float = 0.03
     curve_rtol: float = 0.03
     curve_spread_z: float = 3.0
+    curve_drift_z: float = 3.0  # the curve band in units of the gold's same-seed drift
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class Performance:
     compile_allowance: int = 2
     host_sync_allowance: float = 0.1
     step_time_budget: float = 3.0
+    time_limit_gold_factor: float = 20.0  # candidate time limit, in units of the gold's wall time
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,24 @@ class RunSpec:
 
     @property
     def gold_patch(self) -> Path:
-        return self.task_dir / "migrations" / "gold.patch"
+        path = self.task_dir / "migrations" / "gold.patch"
+        if not path.is_file():
+            raise UserError(f"task {self.task_id} in {self.task_dir} is incomplete: "
+                            "migrations/gold.patch is missing; add a correct torch_xla migration "
+                            "there (docs/formats.md, 'Task directory') before evaluating or validating")
+        return path
+
+    def migrations(self, kind: str) -> list[Path]:
+        """migrations/<kind>/*.patch in name order (`broken` or `alternatives`)."""
+        return sorted((self.task_dir / "migrations" / kind).glob("*.patch"))
+
+    def time_limit(self, gold_wall_s: float | None) -> float:
+        """The candidate's time limit: `time_limit_gold_factor` times the gold's wall time, so a slow
+        migration ends and is graded `slow` with its ratio; `timeout_s` caps it (hangs)."""
+        if not gold_wall_s or gold_wall_s <= 0:
+            return self.timeout_s
+        factor = max(self.performance.time_limit_gold_factor, self.performance.step_time_budget)
+        return min(self.timeout_s, max(60.0, factor * gold_wall_s))
 
 
 def task_content_hash(task_dir: Path) -> str:
@@ -132,16 +153,49 @@ def load_spec(task_dir: Path) -> RunSpec:
     return spec
 
 
+def add_task_dirs(dirs: list[Path]) -> None:
+    """Make task directories outside the package findable (`--task-dir`): each is a task directory
+    (has task.yaml) or a folder of them. Kept in the environment so child processes see them."""
+    known = [d for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]
+    for d in dirs:
+        path = Path(d).expanduser().resolve()
+        if not path.is_dir():
+            raise UserError(f"--task-dir {d}: no such directory")
+        if not (path / "task.yaml").is_file() and not any(path.glob("*/task.yaml")):
+            raise UserError(f"--task-dir {d}: neither a task directory (task.yaml) nor a folder of them")
+        if str(path) not in known:
+            known.append(str(path))
+    os.environ[TASK_DIRS_ENV] = os.pathsep.join(known)
+
+
+def _task_homes() -> dict[str, Path]:
+    """task id -> task directory, over the extra task directories (first wins) then the package's."""
+    homes: dict[str, Path] = {}
+    for entry in [d for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]:
+        path = Path(entry)
+        if (path / "task.yaml").is_file():
+            candidates = [path]
+        else:
+            candidates = sorted(path.iterdir()) if path.is_dir() else []
+        for task_dir in candidates:
+            if (task_dir / "task.yaml").is_file():
+                task_id = str(read_task_yaml(task_dir).get("task_id") or task_dir.name)
+                homes.setdefault(task_id, task_dir)
+    return homes
+
+
 def list_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:
-    if not tasks_dir.is_dir():
-        return []
-    return sorted(p.name for p in tasks_dir.iterdir() if (p / "task.yaml").exists())
+    found = set(_task_homes()) if tasks_dir == TASKS_DIR else set()
+    if tasks_dir.is_dir():
+        found |= {p.name for p in tasks_dir.iterdir() if (p / "task.yaml").exists()}
+    return sorted(found)
 
 
 def find_task(task_id: str, tasks_dir: Path = TASKS_DIR) -> RunSpec:
-    task_dir = tasks_dir / task_id
+    task_dir = _task_homes().get(task_id) if tasks_dir == TASKS_DIR else None
+    task_dir = task_dir or tasks_dir / task_id
     if not (task_dir / "task.yaml").exists():
         known = ", ".join(list_tasks(tasks_dir)) or "none"
         raise UserError(f"unknown task {task_id!r} in {tasks_dir} (known: {known}); "
-                        "`gpu2tpu tasks` lists the tasks")
+                        "`gpu2tpu tasks` lists the tasks, `--task-dir DIR` adds task directories")
     return load_spec(task_dir)

@@ -20,6 +20,8 @@ class Trace:
     grad_scaler: dict[str, Any] | None = None
     forward_dtype: str | None = None
     seeds: list[dict[str, Any]] = field(default_factory=list)
+    model: dict[str, Any] | None = None  # leaf module types and hyper-parameters
+    integrity: dict[str, Any] | None = None  # probe hooks the run rebound
 
     @classmethod
     def load(cls, path: Path) -> Trace:
@@ -48,6 +50,10 @@ class Trace:
                 trace.forward_dtype = event.get("dtype")
             elif kind == "seed":
                 trace.seeds.append(event)
+            elif kind == "model" and trace.model is None:
+                trace.model = event
+            elif kind == "integrity":
+                trace.integrity = event
         return trace
 
     @property

@@ -25,8 +25,8 @@ def grade(spec: RunSpec, target: Target, refs: list[RunRecord], gold: RunRecord,
     for criterion in CRITERIA:
         if not criterion.needs_run:
             results[criterion.name] = criterion.check(inputs)
-    stopped = any(not r.passed and any(e["category"] in _STOPS_RUN for e in r.evidence)
-                  for r in results.values())
+    stopped = bool(cand.process.get("timed_out")) or any(
+        not r.passed and any(e["category"] in _STOPS_RUN for e in r.evidence) for r in results.values())
     for criterion in CRITERIA:
         if criterion.name in results:
             continue

@@ -29,6 +29,9 @@ def practice_predictions() -> list[dict]:
         lines.append({"schema_version": 1, "task_id": task_dir.name, "agent": "gold",
                       "patch": (mig / "gold.patch").read_text(), "claimed_success": True,
                       "agent_cost_usd": 0.0, "human_interventions": 0})
+        for patch in sorted((mig / "alternatives").glob("*.patch")):
+            lines.append({"schema_version": 1, "task_id": task_dir.name, "agent": f"alt-{patch.stem}",
+                          "patch": patch.read_text(), "claimed_success": True})
         for patch in sorted((mig / "broken").glob("*.patch")):
             lines.append({"schema_version": 1, "task_id": task_dir.name,
                           "agent": f"broken-{patch.stem}", "patch": patch.read_text(),

@@ -16,7 +16,7 @@ from gpu2tpu.harness.spec import list_tasks
 
 
 def _label(task_id: str, agent: str) -> dict:
-    if agent == "gold":
+    if agent == "gold" or agent.startswith("alt-"):
         return {"failing": [], "category": None, "silent": False}
     name = agent.removeprefix("broken-")
     return yaml.safe_load((TASKS_DIR / task_id / "migrations" / "broken" / f"{name}.yaml").read_text())
@@ -35,14 +35,18 @@ def test_suite_shape() -> None:
     categories = {_label(t, "broken-" + p.stem)["category"]
                   for t in tasks for p in (TASKS_DIR / t / "migrations" / "broken").glob("*.patch")}
     for needed in ("wrong_device", "recompilation", "host_sync", "cpu_fallback", "config_drift",
-                   "chips_unused", "workload_changed", "patch_rejected", "crash"):
+                   "chips_unused", "workload_changed", "patch_rejected", "crash", "tampered"):
         assert needed in categories, f"no broken migration labelled {needed}"
+    for t in tasks:  # correct migrations written differently from the gold: no false fails
+        assert len(list((TASKS_DIR / t / "migrations" / "alternatives").glob("*.patch"))) >= 2, t
 
 
 def test_every_verdict_as_labelled(practice_run: Path) -> None:
     reports = _reports(practice_run)
-    assert len(reports) == sum(1 + len(list((TASKS_DIR / t / "migrations" / "broken").glob("*.patch")))
-                               for t in list_tasks())
+    def count(task: str, kind: str) -> int:
+        return len(list((TASKS_DIR / task / "migrations" / kind).glob("*.patch")))
+
+    assert len(reports) == sum(1 + count(t, "alternatives") + count(t, "broken") for t in list_tasks())
     mismatches = []
     for r in reports:
         label, v = _label(r["task_id"], r["agent"]), r["verdict"]
@@ -52,7 +56,7 @@ def test_every_verdict_as_labelled(practice_run: Path) -> None:
         if got != want:
             bad = [e["text"] for c in v["criteria"].values() for e in c["evidence"] if not e["ok"]]
             mismatches.append(f"{r['agent']}/{r['task_id']}: got {got}, want {want}; {bad}")
-        assert v["migrated"] == (r["agent"] == "gold")
+        assert v["migrated"] == (r["agent"] == "gold" or r["agent"].startswith("alt-"))
     assert not mismatches, "\n".join(mismatches)
 
 

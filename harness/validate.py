@@ -1,0 +1,147 @@
+"""`gpu2tpu validate`: grade a task's own labelled migrations and print the confusion table.
+
+For each task: the gold and every `migrations/alternatives/*.patch` are expected `migrated`; every
+`migrations/broken/<name>.patch` is expected as its `<name>.yaml` says (category, failing, silent).
+Task authors run it on a new task directory (`--task-dir DIR`); the test suite runs it on the
+labelled practice suite."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpu2tpu.errors import UserError
+from gpu2tpu.harness.criteria import CRITERION_NAMES
+from gpu2tpu.harness.spec import RunSpec, add_task_dirs, find_task, list_tasks
+from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
+
+MIGRATED = "migrated"
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One labelled migration of a task and what it must be graded."""
+
+    task_id: str
+    agent: str  # gold, alt-<name> or broken-<name>
+    patch: str
+    category: str  # "migrated" or the failure category
+    failing: tuple[str, ...]
+    silent: bool
+
+
+def labelled_migrations(spec: RunSpec) -> list[Labelled]:
+    out = [Labelled(spec.task_id, "gold", spec.gold_patch.read_text(), MIGRATED, (), False)]
+    for patch in spec.migrations("alternatives"):
+        out.append(Labelled(spec.task_id, f"alt-{patch.stem}", patch.read_text(), MIGRATED, (), False))
+    for patch in spec.migrations("broken"):
+        label_path = patch.with_suffix(".yaml")
+        if not label_path.is_file():
+            raise UserError(f"{patch} has no label: write {label_path.name} beside it with `category`, "
+                            "`failing` and `silent` (docs/formats.md, 'Task directory')")
+        label = yaml.safe_load(label_path.read_text()) or {}
+        if label.get("category") is None:
+            raise UserError(f"{label_path}: `category` is missing (a failure category)")
+        out.append(Labelled(spec.task_id, f"broken-{patch.stem}", patch.read_text(), str(label["category"]),
+                            tuple(label.get("failing") or ()), bool(label.get("silent"))))
+    return out
+
+
+def graded(verdict: dict[str, Any]) -> tuple[str, tuple[str, ...], bool]:
+    if verdict.get("migrated"):
+        return MIGRATED, (), False
+    failing = tuple(c for c in CRITERION_NAMES if not verdict["criteria"][c]["passed"])
+    return str(verdict.get("category")), failing, bool(verdict.get("silent"))
+
+
+def mismatches(items: list[Labelled], verdicts: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
+    out = []
+    for item in items:
+        verdict = verdicts.get((item.task_id, item.agent))
+        if verdict is None:
+            out.append(f"{item.task_id}/{item.agent}: no report")
+            continue
+        got = graded(verdict)
+        want = (MIGRATED, (), False) if item.category == MIGRATED else \
+            (item.category, item.failing, item.silent)
+        if got != want:
+            bad = [e["text"] for c in verdict["criteria"].values() for e in c["evidence"] if not e["ok"]]
+            out.append(f"{item.task_id}/{item.agent}: graded {got}, labelled {want}; failing evidence: {bad}")
+    return out
+
+
+def confusion_table(items: list[Labelled], verdicts: dict[tuple[str, str], dict[str, Any]]) -> str:
+    """Rows: expected outcome; columns: graded outcome (silent failures marked with `*`)."""
+    cells: Counter[tuple[str, str]] = Counter()
+    for item in items:
+        verdict = verdicts.get((item.task_id, item.agent))
+        got = "no report" if verdict is None else graded(verdict)[0]
+        if verdict is not None and verdict.get("silent"):
+            got += "*"
+        cells[(item.category, got)] += 1
+    rows = sorted({r for r, _ in cells}, key=lambda r: (r != MIGRATED, r))
+    cols = sorted({c for _, c in cells}, key=lambda c: (c != MIGRATED, c))
+    head = ["expected \\ graded", *cols]
+    body = [[r, *(str(cells.get((r, c), "")) for c in cols)] for r in rows]
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return "\n".join([fmt.format(*head), fmt.format(*("-" * w for w in widths)),
+                      *(fmt.format(*row) for row in body), "(* silent: the process exited 0)"])
+
+
+def validate(task_ids: list[str], runs_root: Path, run_id: str, workers: int = 1,
+             target: str = DEFAULT_TARGET) -> tuple[list[Labelled], dict[tuple[str, str], dict[str, Any]]]:
+    from gpu2tpu.harness.evaluate import evaluate_predictions
+
+    items = [m for t in task_ids for m in labelled_migrations(find_task(t))]
+    with tempfile.TemporaryDirectory() as tmp:
+        preds = Path(tmp) / "labelled.jsonl"
+        preds.write_text("".join(json.dumps({"schema_version": 1, "task_id": m.task_id, "agent": m.agent,
+                                             "patch": m.patch, "claimed_success": True}) + "\n"
+                                 for m in items))
+        summary = evaluate_predictions(preds, run_id, runs_root, workers=workers, target_name=target)
+    run_dir = runs_root / run_id
+    verdicts = {}
+    for rel in summary["evaluations"]:
+        report = json.loads((run_dir / rel).read_text())
+        verdicts[(report["task_id"], report["agent"])] = report["verdict"]
+    return items, verdicts
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("validate", help="grade a task's gold, alternative and broken migrations "
+                       "against their labels", description=__doc__)
+    p.add_argument("--tasks", nargs="*", help="task ids (default: every task found)")
+    p.add_argument("--task-dir", action="append", type=Path, default=[],
+                   help="a task directory, or a folder of them, outside the package (repeatable)")
+    p.add_argument("--run-id", default="validate", help="name of the run directory under --runs")
+    p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--target", choices=TARGET_NAMES, default=DEFAULT_TARGET)
+    p.set_defaults(func=cmd_validate)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    add_task_dirs(args.task_dir)
+    task_ids = args.tasks or ([_task_id_of(d) for d in args.task_dir if (d / "task.yaml").is_file()]
+                              or list_tasks())
+    items, verdicts = validate(task_ids, args.runs.expanduser().resolve(), args.run_id, args.workers,
+                               args.target)
+    print(confusion_table(items, verdicts))
+    wrong = mismatches(items, verdicts)
+    for line in wrong:
+        print(f"MISMATCH {line}")
+    print(f"\n{len(items) - len(wrong)} of {len(items)} migrations graded as labelled")
+    return 1 if wrong else 0
+
+
+def _task_id_of(task_dir: Path) -> str:
+    from gpu2tpu.harness.spec import read_task_yaml
+    return str(read_task_yaml(task_dir).get("task_id") or task_dir.name)

@@ -1,0 +1,187 @@
+"""Verdict validity (issue 11): blind spots closed, RNG-independent invariants, cross-checks that what
+was recorded happened, category order, gold-derived time limits, task directories outside the package."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpu2tpu.errors import UserError
+from gpu2tpu.harness import criteria
+from gpu2tpu.harness.runner import clean_env, run_probed
+from gpu2tpu.harness.spec import TASK_DIRS_ENV, add_task_dirs, find_task
+from gpu2tpu.harness.targets import get_target
+from gpu2tpu.harness.trace import RunRecord, Trace
+from gpu2tpu.harness.verdict import grade
+
+PROBED = """
+import gc, random, sys
+import numpy as np
+import torch, torch.nn as nn
+random.seed(1); np.random.seed(2); torch.manual_seed(3)
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.25), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+mode = sys.argv[1]
+for i in range(4):
+    model.train(not (mode == "eval" and i >= 2))
+    loss = model(torch.randn(16, 4)).pow(2).mean() * 100
+    opt.zero_grad(); loss.backward()
+    if mode == "functional":
+        norm = torch.nn.utils.get_total_norm([p.grad for p in model.parameters()])
+        torch.nn.utils.clip_grads_with_norm_(model.parameters(), 0.5, norm)
+    else:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5, foreach=True)
+    if mode != "mul":
+        torch.nn.utils.clip_grad_value_(model.parameters(), 0.01 if mode == "value" else 0.25)
+    if mode == "mul":
+        for p in model.parameters():
+            p.grad.mul_(0.1)
+    opt.step()
+if mode == "rebind":
+    try:
+        for obj in gc.get_objects():
+            if type(obj).__name__ == "Recorder":
+                obj.on_clip = lambda *a: None
+    except Exception:
+        pass
+"""
+
+
+def _probe(tmp_path: Path, mode: str) -> Trace:
+    work = tmp_path / mode
+    work.mkdir()
+    (work / "train.py").write_text(PROBED)
+    res = run_probed(["train.py", mode], work, work / "out", clean_env(), 120)
+    assert res.exit_code == 0, (work / "out" / "stderr.log").read_text()
+    return Trace.load(work / "out" / "trace.jsonl")
+
+
+def _numerics_failures(ref: Trace, cand: Trace) -> list[dict[str, Any]]:
+    rec = RunRecord(process={"exit_code": 0, "wall_s": 1.0}, trace=ref, goal={})
+    inputs = criteria.Inputs(find_task("cifar_amp"), get_target("xla-cpu"), [rec], rec,
+                             RunRecord(process={"exit_code": 0, "wall_s": 1.0}, trace=cand, goal={}))
+    return [e for e in criteria.numerics(inputs).evidence if not e["ok"]]
+
+
+def test_probe_sees_every_clipping_entry_point_seeds_and_train_state(tmp_path: Path) -> None:
+    ref = _probe(tmp_path, "plain")
+    assert {s["fn"]: s["value"] for s in ref.seeds} == {"random.seed": 1, "numpy.random.seed": 2,
+                                                        "torch.manual_seed": 3}
+    step = ref.applied[0]
+    assert step["clip"] == [{"max_norm": 0.5, "norm_type": 2.0}] and step["clip_value"] == [0.25]
+    assert step["post_clip_norm"] <= min(step["grad_norm"], 0.5) * 1.02
+    assert [s["train_modules"] for s in ref.applied] == [[4, 4]] * 4
+    assert ref.model and [m[0] for m in ref.model["leaf_modules"]] == ["Linear", "Dropout", "Linear"]
+    assert ref.model["leaf_modules"][1][1].startswith("p=0.25")
+    assert ref.optimizer and ref.optimizer["param_dtypes"] == {"float32": 4}
+    assert ref.integrity == {"event": "integrity", "rebound": []}
+    functional = _probe(tmp_path, "functional")  # get_total_norm + clip_grads_with_norm_
+    assert functional.applied[0]["clip"] == [{"max_norm": 0.5, "norm_type": 2.0}]
+    assert not _numerics_failures(ref, functional)
+
+
+@pytest.mark.parametrize(("mode", "words"), [("value", "clip_grad_value_"), ("eval", "eval mode"),
+                                             ("mul", "after clipping")])
+def test_blind_spots_are_config_drift(tmp_path: Path, mode: str, words: str) -> None:
+    ref, cand = _probe(tmp_path, "plain"), _probe(tmp_path, mode)
+    failed = [e for e in _numerics_failures(ref, cand) if words in e["text"]]
+    assert failed and failed[0]["category"] == "config_drift", _numerics_failures(ref, cand)
+
+
+def test_rebound_recorder_is_tampered(tmp_path: Path) -> None:
+    trace = _probe(tmp_path, "rebind")
+    assert trace.integrity and trace.integrity["rebound"] == ["on_clip"]
+
+
+def _steps(n: int, lr: float = 0.1, jitter: float = 0.0) -> list[dict[str, Any]]:
+    return [{"step": i, "loss": 2.0 - 0.01 * i, "grad_norm": 1.0, "lr": [lr * (1 - i / n)], "clip": [],
+             "micro_batches": 1, "batch_size": [8], "input_devices": ["xla:0"], "loss_device": "xla:0",
+             "wall_s": 0.01 + i * 1e-5 + jitter} for i in range(n)]
+
+
+def _run(steps: list[dict[str, Any]], seeds: list[dict[str, Any]] | None = None, wall_s: float = 10.0,
+         **process: Any) -> RunRecord:
+    runtime = {"backend": "xla", "device_type": "CPU", "device_count": 1, "devices_used": 1}
+    trace = Trace(start={"event": "start"}, end={"exit_code": 0, "runtime": runtime},
+                  optimizer={"class": "SGD", "groups": [{"lr": 0.1}], "param_count": 10,
+                             "param_shapes_sha": "x", "param_devices": ["xla:0"],
+                             "param_dtypes": {"float32": 2}},
+                  steps=steps, seeds=seeds if seeds is not None else
+                  [{"event": "seed", "fn": "torch.manual_seed", "value": 0}])
+    return RunRecord(process={"exit_code": 0, "wall_s": wall_s, **process}, trace=trace,
+                     goal={"value": 0.5})
+
+
+def test_fewer_steps_is_workload_changed_not_config_drift() -> None:
+    spec = find_task("cifar_amp")
+    ref = _run(_steps(40))
+    verdict = grade(spec, get_target("xla-cpu"), [ref], ref, _run(_steps(20, jitter=1e-3)))
+    assert verdict["category"] == "workload_changed", verdict["categories"]
+    assert "config_drift" not in verdict["categories"]
+
+
+def test_dropped_seed_and_copied_trace_are_caught() -> None:
+    spec = find_task("cifar_amp")
+    ref = _run(_steps(40))
+    unseeded = grade(spec, get_target("xla-cpu"), [ref], ref, _run(_steps(40, jitter=1e-3), seeds=[]))
+    assert unseeded["category"] == "config_drift"
+    copy_of_gold = _run(copy.deepcopy(ref.trace.steps))
+    assert grade(spec, get_target("xla-cpu"), [ref], ref, copy_of_gold)["category"] == "tampered"
+
+
+def test_slow_run_stopped_by_gold_derived_limit_is_slow_with_ratio() -> None:
+    spec = find_task("cifar_amp")
+    gold_wall = 10.0
+    limit = spec.time_limit(gold_wall)
+    assert limit < spec.timeout_s and spec.time_limit(None) == spec.timeout_s
+    assert spec.time_limit(1e6) == spec.timeout_s  # the absolute cap for hangs
+    ref = _run(_steps(40), wall_s=gold_wall)
+    slow = _run(_steps(5), wall_s=limit, timed_out=True)
+    verdict = grade(spec, get_target("xla-cpu"), [ref], ref, slow)
+    assert verdict["category"] == "slow"
+    assert "x the gold" in verdict["criteria"]["runs"]["evidence"][0]["text"]
+    hung = _run(_steps(5), wall_s=spec.timeout_s, timed_out=True)
+    ref_slow_gold = _run(_steps(40), wall_s=spec.timeout_s)  # limit = cap: a hang is a timeout
+    assert grade(spec, get_target("xla-cpu"), [ref], ref_slow_gold, hung)["category"] == "timeout"
+
+
+def test_task_dir_outside_package_and_incomplete_task(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TASK_DIRS_ENV, raising=False)
+    task = tmp_path / "mytask"
+    shutil.copytree(find_task("varlen_cls").task_dir, task, ignore=shutil.ignore_patterns("__pycache__"))
+    (task / "task.yaml").write_text((task / "task.yaml").read_text().replace(
+        "task_id: varlen_cls", "task_id: my_varlen"))
+    with pytest.raises(UserError, match="unknown task"):
+        find_task("my_varlen")
+    add_task_dirs([task])
+    spec = find_task("my_varlen")
+    assert spec.task_dir == task.resolve() and spec.gold_patch.is_file()
+    (task / "migrations" / "gold.patch").unlink()
+    with pytest.raises(UserError, match="gold.patch is missing"):
+        _ = find_task("my_varlen").gold_patch
+    with pytest.raises(UserError, match="no such directory"):
+        add_task_dirs([tmp_path / "nowhere"])
+
+
+def test_validate_confusion_table_counts_expected_against_graded() -> None:
+    from gpu2tpu.harness.validate import Labelled, confusion_table, mismatches
+
+    def verdict(category: str | None, silent: bool = True) -> dict[str, Any]:
+        crit = {n: {"passed": not (category and n == "numerics"), "evidence": []}
+                for n in criteria.CRITERION_NAMES}
+        return {"migrated": category is None, "category": category, "silent": silent, "criteria": crit}
+
+    items = [Labelled("t", "gold", "", "migrated", (), False),
+             Labelled("t", "alt-a", "", "migrated", (), False),
+             Labelled("t", "broken-x", "", "config_drift", ("numerics",), True)]
+    verdicts = {("t", "gold"): verdict(None, False), ("t", "alt-a"): verdict("numerics_drift"),
+                ("t", "broken-x"): verdict("config_drift")}
+    table = confusion_table(items, verdicts)
+    assert "numerics_drift*" in table and table.splitlines()[2].split()[:2] == ["migrated", "1"]
+    wrong = mismatches(items, verdicts)
+    assert len(wrong) == 1 and "alt-a" in wrong[0]
