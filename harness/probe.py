@@ -2,8 +2,6 @@
 
 Self-contained (standard library + torch; torch_xla / torch_tpu optional). Usage:
     python probe.py --out trace.jsonl [--read-every K] -- script.py ARGS...   (or -- -m module ARGS)
-Under the harness the trace goes to an inherited pipe instead (--out-fd, $GPU2TPU_CHANNEL_FD):
-the supervisor outside the sandbox writes trace.jsonl.
 Lazy device tensors are kept until a sync has materialised them and read in batches, so the probe
 adds no executions or compilations of its own. Format: docs/formats.md ("Trace").
 """
