@@ -98,6 +98,7 @@ def synthetic_batch(rng: np.random.Generator, start: int, n: int, agents: int, t
         "step_time_s": step,
         "reference_step_time_s": step * rng.uniform(0.5, 2.0, n),
         "compile_count": rng.integers(1, 20, n).astype(np.int32),
+        "trust": ["verified"] * n,
     }
     schema = SCHEMAS["evaluations"]
     arrays = [pa.array(cols[f.name], f.type) if f.name in cols else pa.nulls(n, f.type) for f in schema]

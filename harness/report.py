@@ -188,7 +188,7 @@ class Report:
             if not path.is_file():
                 raise ReportError(f"{path}: missing (listed in report.json); the run is incomplete")
             if hash_file(path) != expected.lower():
-                raise ReportError(f"{path}: contents differ from the hash recorded in report.json "
+                raise ReportError(f"{path}: contents differ from the sha256 recorded in report.json "
                                   "(file modified after evaluation); re-run `gpu2tpu evaluate`")
         if PROCESS not in self.files:
             raise ReportError(f"{eval_dir}: report.json lists no {PROCESS}: the evaluation did not "

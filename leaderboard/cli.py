@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu2tpu.leaderboard.paths import DB_ENV, default_db_path
-from gpu2tpu.leaderboard.queries import FORMATS, VIEWS, render, run_sql, run_view
+from gpu2tpu.leaderboard.queries import FORMATS, TRUSTS, VIEWS, render, run_sql, run_view
 
 if TYPE_CHECKING:
     import duckdb
@@ -28,12 +28,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run with missing traces, modified files, an unknown harness version or corpus revision, "
         "or metadata without agent/model/organisation. Submitting the same run twice is a no-op.",
     )
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="runs/<run_id> from evaluate")
+    p.add_argument(
+        "run_dir", type=Path, nargs="?", metavar="RUN_DIR",
+        help="runs/<run_id> from evaluate: stored as self-reported (not in the default ranking)",
+    )
+    p.add_argument(
+        "--predictions", type=Path, metavar="FILE",
+        help="instead of RUN_DIR: pack these predictions (patches or migrated trees, with their "
+        "trajectories) into a bundle for the maintainers to re-execute and rank as verified",
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("submission.tar.gz"), metavar="BUNDLE",
+        help="where --predictions writes the bundle (default submission.tar.gz)",
+    )
     p.add_argument(
         "--metadata",
         type=Path,
         required=True,
-        help="YAML file: agent, model, organisation (required); date, url, description, ...",
+        help="YAML file: agent, model, organisation (required); date, url, description, ...; "
+        "or `agents:`, a list of such entries, for several agents in one submission",
     )
     _db_option(p)
     p.set_defaults(func=_cmd_submit)
@@ -89,12 +102,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = views.add_parser(
         "site",
         help="write a static leaderboard page (index.html)",
-        description="Write DIR/index.html, a self-contained page (no external assets) with the "
-        "five views, plus each view as markdown.",
+        description="Write DIR/index.html and DIR/details/: a static page (no server, no network "
+        "at view time; works from file:// and as a Hugging Face static Space) with the ranking "
+        "(verified and self-reported apart), plots, and a drill-down per evaluation; plus each "
+        "view as markdown.",
     )
     s.add_argument("--to", type=Path, required=True, metavar="DIR", help="output directory")
+    s.add_argument(
+        "--runs", type=Path, metavar="RUNS_ROOT",
+        help="directory holding runs/<run_id>: copy each evaluation's report and trace next to "
+        "the page and link them from its drill-down",
+    )
     _source_options(s, argparse_default=False)
     s.set_defaults(func=_cmd_site)
+
+    ver = views.add_parser(
+        "verify",
+        help="re-execute a submitted bundle here and store it as verified",
+        description="Unpack BUNDLE (from gpu2tpu submit --predictions), check every member "
+        "against its sha256, run gpu2tpu evaluate on this machine, and store the re-executed "
+        "results as verified; their references become the published references.",
+    )
+    ver.add_argument("bundle", type=Path, metavar="BUNDLE")
+    ver.add_argument("--runs", type=Path, help="keep the re-executed run under this directory")
+    ver.add_argument("--workers", type=int, default=1, help="parallel evaluations (default 1)")
+    _db_option(ver, default=_S)
+    ver.set_defaults(func=_cmd_verify)
 
     m = views.add_parser(
         "migrate",
@@ -148,6 +181,11 @@ def _view_options(p: argparse.ArgumentParser, argparse_default: bool) -> None:
     p.add_argument("--format", choices=FORMATS, default=default("table"), help="output format")
     p.add_argument("--agent", default=default(None), help="only this agent")
     p.add_argument("--task", default=default(None), help="only this task (tasks, costs)")
+    p.add_argument(
+        "--trust", choices=TRUSTS, default=default(None),
+        help="verified (re-executed by the maintainers), self-reported, or all; default: agents "
+        "shows both apart (only verified is ranked), the other views count verified results",
+    )
     _source_options(p, argparse_default)
 
 
@@ -169,7 +207,8 @@ def _reader(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
 
     try:
         if getattr(args, "source", None):
-            return open_export(args.source)
+            source = str(args.source)
+            return open_export(source if source.startswith("hf://") else str(Path(source).expanduser()))
         return open_read_only(_db(args))
     except (StoreError, ExportError) as exc:
         raise _user_error(str(exc)) from exc
@@ -182,9 +221,33 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     from gpu2tpu.leaderboard.runfiles import SubmissionRefused
 
     try:
-        result = submit(args.run_dir, args.metadata, _db(args))
+        if args.predictions:
+            from gpu2tpu.leaderboard.bundle import pack
+
+            if args.run_dir:
+                raise SubmissionRefused("give RUN_DIR or --predictions, not both")
+            manifest = pack(args.predictions, args.metadata, args.out)
+            print(f"packed {manifest['predictions']} predictions of "
+                  f"{', '.join(str(e['agent']) for e in manifest['metadata'])} into {args.out}; "
+                  "send it to the maintainers, who run `gpu2tpu leaderboard verify` on it")
+            return 0
+        if not args.run_dir:
+            raise SubmissionRefused("give RUN_DIR (self-reported) or --predictions FILE (verified)")
+        result = submit(args.run_dir.expanduser(), args.metadata.expanduser(), _db(args))
     except SubmissionRefused as exc:
         raise _user_error(f"submission refused, nothing written: {exc}") from exc
+    print(result.message())
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from gpu2tpu.leaderboard.bundle import verify
+    from gpu2tpu.leaderboard.runfiles import SubmissionRefused
+
+    try:
+        result = verify(args.bundle, _db(args), args.runs, workers=args.workers)
+    except SubmissionRefused as exc:
+        raise _user_error(f"verification refused, nothing written: {exc}") from exc
     print(result.message())
     return 0
 
@@ -192,7 +255,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
 def _cmd_view(args: argparse.Namespace) -> int:
     con = _reader(args)
     try:
-        result = run_view(con, args.view, agent=args.agent, task=args.task)
+        result = run_view(con, args.view, agent=args.agent, task=args.task, trust=args.trust)
     finally:
         con.close()
     sys.stdout.write(render(result, args.format))
@@ -219,7 +282,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     con = _reader(args)
     try:
-        manifest = export_store(con, args.to)
+        manifest = export_store(con, args.to.expanduser())
     finally:
         con.close()
     rows = ", ".join(f"{k} {v['rows']}" for k, v in manifest["tables"].items())
@@ -231,7 +294,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from gpu2tpu.leaderboard.export import export_store, publish
 
     if args.export_dir:
-        info = publish(args.export_dir, args.repo_id, private=args.private)
+        info = publish(args.export_dir.expanduser(), args.repo_id, private=args.private)
     else:
         con = _reader(args)
         try:
@@ -249,7 +312,8 @@ def _cmd_site(args: argparse.Namespace) -> int:
 
     con = _reader(args)
     try:
-        page = build_site(con, args.to, args.source or str(_db(args)))
+        # the public page names no store and no local path of the maintainer
+        page = build_site(con, args.to.expanduser(), args.runs)
     finally:
         con.close()
     print(f"wrote {page}")

@@ -19,7 +19,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from gpu2tpu.harness.report import hash_file
-from gpu2tpu.leaderboard.queries import VIEWS, view_params, view_sql
+from gpu2tpu.leaderboard.queries import VIEWS, view_filters, view_sql
 from gpu2tpu.leaderboard.schema import CURRENT_VERSION
 
 TABLES = (
@@ -29,6 +29,7 @@ TABLES = (
     "evidence",
     "tasks",
     "prices",
+    "reference_files",
     "agent_task_stats",
     "agent_stats",
     "agent_category_stats",
@@ -42,6 +43,7 @@ _ORDER = {
     "evidence": "evaluation_id, criterion, seq",
     "tasks": "task_id",
     "prices": "price_version, accelerator",
+    "reference_files": "reference_id, path",
     "agent_task_stats": "agent, model, task_id",
     "agent_stats": "agent, model",
     "agent_category_stats": "agent, model, category",
@@ -69,7 +71,7 @@ def export_store(con: duckdb.DuckDBPyConnection, to_dir: Path) -> dict[str, Any]
     for view in VIEWS:
         rel = f"views/{view}.parquet"
         sql = view_sql(view)
-        params = {p: None for p in view_params(sql)}
+        params = view_filters(view, {})
         arrow = con.sql(sql, params=params).to_arrow_table()
         pq.write_table(arrow, to_dir / rel)
         views[view] = {"path": rel, "rows": arrow.num_rows, "sha256": hash_file(to_dir / rel)}

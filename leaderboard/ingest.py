@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,27 +18,33 @@ import duckdb
 import pyarrow as pa
 import yaml
 
-from gpu2tpu.harness.regrade import regrade, regrade_report
-from gpu2tpu.harness.report import Report, ReportError
+from gpu2tpu.harness.regrade import regrade
+from gpu2tpu.harness.report import Report, ReportError, RunLayout
 from gpu2tpu.leaderboard import prices as price_table
+from gpu2tpu.leaderboard.references import check_published
+from gpu2tpu.leaderboard.references import publish as publish_references
 from gpu2tpu.leaderboard.rows import CRITERIA, evaluation_row, evidence_rows, to_arrow
 from gpu2tpu.leaderboard.runfiles import (
     ReportFile,
     SubmissionRefused,
     check_report,
     find_reports,
-    load_metadata,
+    load_entries,
 )
 from gpu2tpu.leaderboard.schema import ROLLUP_TABLES, StoreError, open_writable, rollup_select
 
+VERIFIED = "verified"  # re-executed by the maintainers from the submitted predictions
+SELF_REPORTED = "self-reported"  # graded by the submitter; shown apart, never ranked by default
 
-def regrade_verdict(report_path: Path, report: Report | None = None) -> dict[str, Any]:
-    """A fresh verdict from the harness's criteria (the only call into the harness). `report` is the
-    one runfiles already verified, handed over so that no file is read or hashed twice."""
+
+def regrade_graded(report_path: Path, report: Report | None = None) -> dict[str, Any]:
+    """Verdict, candidate and execution figures from the harness's criteria over the verified
+    files (the only call into the harness). `report` is the one runfiles already verified."""
     try:
         if report is None:
-            return dict(regrade_report(report_path))
-        return dict(regrade(report, report_path, verified=True)["verdict"])
+            report = Report.load(report_path)
+            return dict(regrade(report, report_path))
+        return dict(regrade(report, report_path, verified=True))
     except ReportError as exc:
         raise SubmissionRefused(str(exc)) from exc  # the harness's message names the file
 
@@ -51,12 +57,15 @@ class SubmitResult:
     verdict_changed: int
     ignored_agents: list[str]
     db: Path
+    submission_ids: list[str] = field(default_factory=list)
+    trust: str = SELF_REPORTED
 
     def message(self) -> str:
         if self.submission_id is None:
             return f"already in {self.db}: all {self.skipped} evaluations were submitted before"
         text = (
-            f"submitted {self.inserted} evaluations as {self.submission_id[:12]} to {self.db}"
+            f"submitted {self.inserted} evaluations ({self.trust}) as "
+            f"{', '.join(s[:12] for s in self.submission_ids or [self.submission_id])} to {self.db}"
             f" ({self.skipped} already present)"
         )
         if self.verdict_changed:
@@ -66,43 +75,88 @@ class SubmitResult:
         return text
 
 
-def submit(run_dir: Path, metadata_path: Path, db: Path) -> SubmitResult:
-    """Check, re-score and ingest `run_dir` as one submission described by `metadata_path`."""
+def submit(run_dir: Path, metadata_path: Path, db: Path, *, trust: str = SELF_REPORTED) -> SubmitResult:
+    """Check, re-score and ingest `run_dir`: one submission per agent entry of `metadata_path`.
+
+    A run directory a submitter graded is `self-reported`: its references must be the published
+    ones. `trust="verified"` is only for runs the maintainers executed themselves (`leaderboard
+    verify`); their references become the published ones."""
     from gpu2tpu import KNOWN_HARNESS_VERSIONS
 
-    metadata = load_metadata(metadata_path)
-    agent = str(metadata["agent"])
+    run_dir = RunLayout(run_dir).root.resolve()  # relative, ~, symlinks: one real spelling
+    entries = load_entries(Path(metadata_path).expanduser())
     known_revisions = price_table.known_corpus_revisions()
     reports = [
         check_report(run_dir, p, tuple(KNOWN_HARNESS_VERSIONS), known_revisions)
         for p in find_reports(run_dir)
     ]
-    ours = [r for r in reports if r.data["agent"] == agent]
-    ignored = sorted({str(r.data["agent"]) for r in reports} - {agent})
-    if not ours:
-        raise SubmissionRefused(
-            f"no report in {run_dir} is by agent {agent!r} named in {metadata_path} "
-            f"(found: {', '.join(ignored)})"
-        )
-    _check_consistent(ours, metadata, metadata_path)
+    agents = {str(e["agent"]) for e in entries}
+    ignored = sorted({str(r.data["agent"]) for r in reports} - agents)
     prices = price_table.load_prices()
     price_version = price_table.latest_version(prices)
     now = dt.datetime.now(dt.timezone.utc)
+    batches = []
+    for metadata in entries:
+        ours = [r for r in reports if r.data["agent"] == metadata["agent"]]
+        if not ours:
+            raise SubmissionRefused(
+                f"no report in {run_dir.name} is by agent {metadata['agent']!r} named in "
+                f"{Path(metadata_path).name} (found: {', '.join(sorted({r.data['agent'] for r in reports}))})"
+            )
+        batches.append(_batch(run_dir, ours, metadata, prices, price_version, trust, now))
+    try:
+        con = open_writable(db)
+    except (duckdb.IOException, StoreError) as exc:
+        raise SubmissionRefused(f"cannot open store {db} for writing: {exc}") from exc
+    try:
+        used = [r for r in reports if r.data["agent"] in agents and r.data.get("reference")]
+        if trust == VERIFIED:
+            _set_reference_status(batches, {str(r.path): "maintainer" for r in used})
+            return _write(con, db, batches, prices, ignored, now, publish=used)
+        _set_reference_status(batches, check_published(con, used))
+        return _write(con, db, batches, prices, ignored, now, publish=[])
+    finally:
+        con.close()
 
+
+def _set_reference_status(batches: list[_Batch], status: dict[str, str]) -> None:
+    for batch in batches:
+        for row in batch.eval_rows:
+            row["reference_status"] = status.get(row.pop("_report_path"))
+
+
+@dataclass
+class _Batch:
+    submission: dict[str, Any]
+    eval_rows: list[dict[str, Any]]
+    ev_rows: list[dict[str, Any]]
+
+
+def _batch(
+    run_dir: Path,
+    ours: list[ReportFile],
+    metadata: dict[str, Any],
+    prices: list[price_table.Price],
+    price_version: str,
+    trust: str,
+    now: dt.datetime,
+) -> _Batch:
+    agent = str(metadata["agent"])
+    _check_consistent(ours, metadata, Path("metadata"))
     eval_rows: list[dict[str, Any]] = []
     ev_rows: list[dict[str, Any]] = []
     for report in ours:
-        verdict = regrade_verdict(report.path, report.report)
-        _check_verdict(verdict, report.path)
-        price = _price_for(report, prices, price_version)
-        row = evaluation_row(report, verdict, metadata, price)
+        graded = regrade_graded(report.path, report.report)
+        _check_verdict(graded["verdict"], report.path)
+        price = _price_for(report, graded, prices, price_version)
+        row = evaluation_row(report, graded, metadata, price, trust)
+        row["_report_path"] = str(report.path)
         eval_rows.append(row)
-        ev_rows.extend(evidence_rows(row["evaluation_id"], verdict))
+        ev_rows.extend(evidence_rows(row["evaluation_id"], graded["verdict"]))
     _check_unique(eval_rows)
-
     first = ours[0].data
     predictions_hash = _sha(sorted([r["task_id"], r["attempt"], r["prediction_hash"]] for r in eval_rows))
-    submission_id = _sha([first["run_id"], agent, sorted(r["evaluation_id"] for r in eval_rows)])
+    submission_id = _sha([first["run_id"], agent, trust, sorted(r["evaluation_id"] for r in eval_rows)])
     submission = {
         "submission_id": submission_id,
         "run_id": first["run_id"],
@@ -117,31 +171,24 @@ def submit(run_dir: Path, metadata_path: Path, db: Path) -> SubmitResult:
         "n_evaluations": 0,
         "n_verdict_changed": 0,
         "metadata": json.dumps(metadata, sort_keys=True),
-        "source_path": str(run_dir.resolve()),
+        "source_path": None,  # local paths are never stored: the store is published
+        "trust": trust,
     }
-    try:
-        con = open_writable(db)
-    except (duckdb.IOException, StoreError) as exc:
-        raise SubmissionRefused(f"cannot open store {db} for writing: {exc}") from exc
-    try:
-        return _write(con, db, submission, eval_rows, ev_rows, prices, ignored, now)
-    finally:
-        con.close()
+    return _Batch(submission, eval_rows, ev_rows)
 
 
 def _write(
     con: duckdb.DuckDBPyConnection,
     db: Path,
-    submission: dict[str, Any],
-    eval_rows: list[dict[str, Any]],
-    ev_rows: list[dict[str, Any]],
+    batches: list[_Batch],
     prices: list[price_table.Price],
     ignored: list[str],
     now: dt.datetime,
+    publish: list[ReportFile],
 ) -> SubmitResult:
     con.execute("BEGIN TRANSACTION")
     try:
-        ids = [r["evaluation_id"] for r in eval_rows]
+        ids = [r["evaluation_id"] for b in batches for r in b.eval_rows]
         present = {
             row[0]
             for row in con.execute(
@@ -149,32 +196,40 @@ def _write(
                 {"ids": ids},
             ).fetchall()
         }
-        new_rows = [r for r in eval_rows if r["evaluation_id"] not in present]
-        if not new_rows:
+        publish_references(con, publish, now)
+        written: list[str] = []
+        all_new: list[dict[str, Any]] = []
+        changed = 0
+        for batch in batches:
+            new_rows = [r for r in batch.eval_rows if r["evaluation_id"] not in present]
+            if not new_rows:
+                continue
+            submission = batch.submission
+            new_ids = {r["evaluation_id"] for r in new_rows}
+            for row in new_rows:
+                row["submission_id"] = submission["submission_id"]
+            submission["n_evaluations"] = len(new_rows)
+            submission["n_verdict_changed"] = sum(bool(r["verdict_changed"]) for r in new_rows)
+            changed += submission["n_verdict_changed"]
+            _insert(con, "submissions", to_arrow("submissions", [submission]))
+            _insert(con, "evaluations", to_arrow("evaluations", new_rows))
+            _insert_evidence(con, [r for r in batch.ev_rows if r["evaluation_id"] in new_ids])
+            written.append(submission["submission_id"])
+            all_new.extend(new_rows)
+        if not all_new and not publish:
             con.execute("ROLLBACK")
             return SubmitResult(None, 0, len(present), 0, ignored, db)
-        new_ids = {r["evaluation_id"] for r in new_rows}
-        for row in new_rows:
-            row["submission_id"] = submission["submission_id"]
-        submission["n_evaluations"] = len(new_rows)
-        submission["n_verdict_changed"] = sum(bool(r["verdict_changed"]) for r in new_rows)
-        _insert(con, "submissions", to_arrow("submissions", [submission]))
-        _insert(con, "evaluations", to_arrow("evaluations", new_rows))
-        _insert_evidence(con, [r for r in ev_rows if r["evaluation_id"] in new_ids])
-        refresh_rollups(con, new_rows)
-        _upsert_tasks(con, new_rows, now)
-        price_table.sync_prices(con, prices)
+        if all_new:
+            refresh_rollups(con, all_new)
+            _upsert_tasks(con, all_new, now)
+            price_table.sync_prices(con, prices)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
     return SubmitResult(
-        submission["submission_id"],
-        len(new_rows),
-        len(present),
-        submission["n_verdict_changed"],
-        ignored,
-        db,
+        written[0] if written else None, len(all_new), len(present), changed, ignored, db,
+        submission_ids=written, trust=batches[0].submission["trust"],
     )
 
 
@@ -189,7 +244,7 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
 
 
 def refresh_rollups(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
-    """Recompute every rollup for the (agent, model) pairs these rows belong to."""
+    """Recompute every rollup (all trusts) for the (agent, model) pairs these rows belong to."""
     keys = sorted({(r["agent"], r["model"]) for r in rows}, key=str)
     con.register(
         "_keys",
@@ -299,8 +354,10 @@ def _check_unique(rows: list[dict[str, Any]]) -> None:
         seen.add(key)
 
 
-def _price_for(report: ReportFile, prices: list[price_table.Price], version: str) -> price_table.Price | None:
-    execution = report.data.get("execution") or {}
+def _price_for(
+    report: ReportFile, graded: dict[str, Any], prices: list[price_table.Price], version: str
+) -> price_table.Price | None:
+    execution = graded.get("execution") or {}
     chip_seconds = execution.get("chip_seconds")
     target = execution.get("target")
     if not chip_seconds:

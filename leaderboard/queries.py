@@ -50,10 +50,28 @@ def view_params(sql: str) -> list[str]:
     return names
 
 
+TRUSTS = ("verified", "self-reported", "all")
+
+
+def default_trust(view: str) -> str:
+    """`agents` lists both (ranked verified first, self-reported apart); the aggregate views
+    count verified results unless asked otherwise."""
+    return "all" if view == "agents" else "verified"
+
+
+def view_filters(view: str, filters: dict[str, Any]) -> dict[str, Any]:
+    """Fill the view's declared parameters: missing ones are NULL (no filter); trust 'all' -> NULL."""
+    params = {p: filters.get(p) for p in view_params(view_sql(view))}
+    if "trust" in params:
+        trust = params["trust"] or default_trust(view)
+        params["trust"] = None if trust == "all" else trust
+    return params
+
+
 def run_view(con: duckdb.DuckDBPyConnection, name: str, **filters: Any) -> Result:
-    """Run one view; `filters` fill its declared parameters (missing ones are NULL: no filter)."""
+    """Run one view; `filters` fill its declared parameters (see view_filters)."""
     sql = view_sql(name)
-    params = {p: filters.get(p) for p in view_params(sql)}
+    params = view_filters(name, filters)
     return run_sql(con, sql, params)
 
 

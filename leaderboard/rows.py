@@ -35,6 +35,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("n_verdict_changed", pa.int32()),
             ("metadata", pa.string()),
             ("source_path", pa.string()),
+            ("trust", pa.string()),
         ]
     ),
     "evaluations": pa.schema(
@@ -82,6 +83,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("goal_metric", pa.string()),
             ("goal_value", pa.float64()),
             ("runtime", pa.string()),
+            ("trust", pa.string()),
+            ("reference_status", pa.string()),
         ]
     ),
     "evidence": pa.schema(
@@ -93,6 +96,14 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("ok", pa.bool_()),
             ("text", pa.string()),
             ("category", pa.string()),
+        ]
+    ),
+    "reference_files": pa.schema(
+        [
+            ("reference_id", pa.string()),
+            ("path", pa.string()),
+            ("sha256", pa.string()),
+            ("published_at", _TS),
         ]
     ),
     "tasks": pa.schema(
@@ -145,12 +156,23 @@ def verdict_diff(reported: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
 
 
 def evaluation_row(
-    report: ReportFile, verdict: dict[str, Any], metadata: dict[str, Any], price: Price | None
+    report: ReportFile,
+    graded: dict[str, Any],
+    metadata: dict[str, Any],
+    price: Price | None,
+    trust: str,
 ) -> dict[str, Any]:
+    """One evaluations row. Verdict and every figure (time, compiles, goal, chip-seconds) come from
+    `graded`, the harness's re-score of the hash-checked files, never from report.json. The agent's
+    own cost and tokens are only stored for verified runs (the maintainers ran the prediction they
+    came with); a self-reported run's are unverifiable and stored as unknown."""
     d = report.data
+    verdict = graded["verdict"]
     pred = d.get("prediction") or {}
-    execution = d.get("execution") or {}
-    candidate = d.get("candidate") or {}
+    if trust != "verified":
+        pred = {k: pred.get(k) for k in ("claimed_success", "human_interventions")}
+    execution = graded.get("execution") or {}
+    candidate = graded.get("candidate") or {}
     goal = candidate.get("goal") or {}
     reported = d.get("verdict") or {}
     model = d.get("model") or metadata.get("model")
@@ -203,6 +225,7 @@ def evaluation_row(
         "goal_metric": goal.get("metric"),
         "goal_value": _float(goal.get("value")),
         "runtime": json.dumps(d.get("runtime"), sort_keys=True),
+        "trust": trust,
     }
     for name in CRITERIA:
         row[name] = bool(criteria[name].get("passed"))

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from gpu2tpu.harness.report import Report, ReportError, RunLayout
+from gpu2tpu.harness.report import EVALUATION_FILES, GOAL, PATCH, Report, ReportError, RunLayout
 
 FORMAT_VERSION = 1  # docs/formats.md schema_version this reader understands
 REQUIRED_METADATA = ("agent", "model", "organisation")
@@ -45,8 +45,29 @@ class ReportFile:
     file_hashes: dict[str, str] = field(default_factory=dict)  # name in `files` -> verified sha256
 
 
+def load_entries(path: Path) -> list[dict[str, Any]]:
+    """One metadata entry per agent. A file holds one entry (agent, model, organisation, ...) or
+    `agents:`, a list of entries; other top-level fields are shared by every entry."""
+    data = _load_yaml(path)
+    listed = data.pop("agents", None)
+    if listed is None:
+        entries = [data]
+    elif not isinstance(listed, list) or not listed or not all(isinstance(e, dict) for e in listed):
+        raise SubmissionRefused(f"metadata file {path}: `agents` must be a non-empty list of mappings")
+    else:
+        entries = [{**data, **e} for e in listed]
+    names = [str(e.get("agent")) for e in entries]
+    if len(set(names)) != len(names):
+        raise SubmissionRefused(f"metadata file {path} names an agent twice: {names}")
+    return [_checked_entry(e, path) for e in entries]
+
+
 def load_metadata(path: Path) -> dict[str, Any]:
-    """Submission metadata (YAML or JSON); refuses a file that lacks a required field."""
+    """Submission metadata (YAML or JSON) for one agent; refuses a file that lacks a field."""
+    return _checked_entry(_load_yaml(path), path)
+
+
+def _load_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise SubmissionRefused(f"metadata file {path} does not exist")
     try:
@@ -55,6 +76,10 @@ def load_metadata(path: Path) -> dict[str, Any]:
         raise SubmissionRefused(f"metadata file {path} is not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise SubmissionRefused(f"metadata file {path} must be a mapping of fields")
+    return data
+
+
+def _checked_entry(data: dict[str, Any], path: Path) -> dict[str, Any]:
     missing = [k for k in REQUIRED_METADATA if not str(data.get(k) or "").strip()]
     if missing:
         raise SubmissionRefused(
@@ -67,7 +92,7 @@ def load_metadata(path: Path) -> dict[str, Any]:
 
 def find_reports(run_dir: Path) -> list[Path]:
     """report.json files of a run: those listed by summary.json, else every one below the run."""
-    run_dir = RunLayout(run_dir).root
+    run_dir = RunLayout(run_dir).root.resolve()
     if not run_dir.is_dir():
         raise SubmissionRefused(f"run directory {run_dir} does not exist")
     summary = run_dir / "summary.json"
@@ -127,8 +152,13 @@ def check_report(
         raise SubmissionRefused(str(exc)) from exc
     report = ReportFile(path=path, rel=path.relative_to(layout.root).as_posix(), data=data,
                         report=typed, file_hashes=hashes)
-    if TRACE not in files and not _never_ran(run_dir, path, files):
-        raise SubmissionRefused(f"{path} lists no {TRACE}: the run has no trace to re-score from")
+    required = [PROCESS, GOAL, PATCH] if _never_ran(run_dir, path, files) else [*EVALUATION_FILES]
+    unlisted = [name for name in required if name not in files]
+    if unlisted:
+        raise SubmissionRefused(
+            f"{path} does not list {', '.join(unlisted)}: every file an evaluation writes must be "
+            "listed with its sha256; submit the run exactly as `gpu2tpu evaluate` wrote it"
+        )
     return report
 
 

@@ -169,24 +169,26 @@ ROLLUP_COLUMNS = expand_criteria(ROLLUP_COLUMNS.replace("{scored}", "category IS
 ROLLUP_TABLES = ("agent_task_stats", "agent_stats", "agent_category_stats")
 
 
-def rollup_select(table: str, src: str = "evaluations") -> str:
-    """The query that computes rollup `table` from the evaluations in relation `src`."""
+def rollup_select(table: str, src: str = "evaluations", trust: bool = True) -> str:
+    """The query that computes rollup `table` from the evaluations in relation `src`. Since v4
+    every rollup is also keyed by `trust`, so verified and self-reported results never mix."""
+    key = "agent, model, trust" if trust else "agent, model"
     if table == "agent_task_stats":
-        return f"SELECT {ROLLUP_COLUMNS} FROM {src} GROUP BY agent, model, task_id"
+        return f"SELECT {'trust, ' if trust else ''}{ROLLUP_COLUMNS} FROM {src} GROUP BY {key}, task_id"
     if table == "agent_stats":
         return (
-            "SELECT agent, model, median(reference_step_time_s / step_time_s) FILTER (WHERE "
+            f"SELECT {key}, median(reference_step_time_s / step_time_s) FILTER (WHERE "
             "step_time_s > 0 AND reference_step_time_s > 0 AND category IS DISTINCT FROM 'infra')"
-            f" AS median_speed_ratio FROM {src} GROUP BY agent, model"
+            f" AS median_speed_ratio FROM {src} GROUP BY {key}"
         )
     if table == "agent_category_stats":  # `decided`: first category; `occurred`: any category
         return (
-            "SELECT agent, model, category, sum(decided)::BIGINT AS decided, "
+            f"SELECT {key}, category, sum(decided)::BIGINT AS decided, "
             "sum(silent)::BIGINT AS silent, sum(occurred)::BIGINT AS occurred FROM ("
-            "SELECT agent, model, category, 1 AS decided, silent::INT AS silent, 0 AS occurred "
+            f"SELECT {key}, category, 1 AS decided, silent::INT AS silent, 0 AS occurred "
             f"FROM {src} WHERE NOT migrated UNION ALL "
-            "SELECT agent, model, unnest(categories) AS category, 0, 0, 1 "
-            f"FROM {src} WHERE NOT migrated) GROUP BY agent, model, category"
+            f"SELECT {key}, unnest(categories) AS category, 0, 0, 1 "
+            f"FROM {src} WHERE NOT migrated) GROUP BY {key}, category"
         )
     raise KeyError(table)
 
@@ -198,13 +200,36 @@ _V3 = Migration(
         statement
         for table in ROLLUP_TABLES
         for statement in (
-            f"CREATE TABLE {table} AS {rollup_select(table)} LIMIT 0",
-            f"INSERT INTO {table} {rollup_select(table)}",
+            f"CREATE TABLE {table} AS {rollup_select(table, trust=False)} LIMIT 0",
+            f"INSERT INTO {table} {rollup_select(table, trust=False)}",
         )
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
+_V4 = Migration(
+    4,
+    "trust: verified (re-executed by the maintainers) or self-reported; published reference "
+    "hashes; rollups keyed by trust so the two never mix",
+    (
+        # Rows stored before v4 were graded from the submitter's own files: self-reported.
+        "ALTER TABLE evaluations ADD COLUMN trust VARCHAR DEFAULT 'self-reported'",
+        "ALTER TABLE submissions ADD COLUMN trust VARCHAR DEFAULT 'self-reported'",
+        "UPDATE submissions SET source_path = NULL",  # never publish a local path
+        # 'maintainer' (verified), 'published' (matched the published hashes), 'unpublished'
+        "ALTER TABLE evaluations ADD COLUMN reference_status VARCHAR",
+        """CREATE TABLE reference_files (
+            reference_id VARCHAR NOT NULL,
+            path VARCHAR NOT NULL,                  -- relative to references/<reference_id>/
+            sha256 VARCHAR NOT NULL,
+            published_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (reference_id, path)
+        )""",
+        *(f"DROP TABLE {t}" for t in ROLLUP_TABLES),
+        *(f"CREATE TABLE {t} AS {rollup_select(t)}" for t in ROLLUP_TABLES),
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4)
 CURRENT_VERSION = MIGRATIONS[-1].version
 
 

@@ -1,99 +1,200 @@
-"""A static leaderboard page: one self-contained index.html (inline CSS, no scripts, no fetches)."""
+"""The public leaderboard page: one static folder, no server, no network at view time.
+
+`index.html` carries the ranking, plots and provenance as JSON in the page itself, with the
+script and styles inline (data/site.js, data/site.css); the evidence behind every evaluation is in
+`details/a<N>.js`, one file per agent, loaded when a reader opens that agent (a <script> tag, so
+it works from file:// as well as from a Hugging Face static Space). No local path is written.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import html
+import json
+import shutil
+from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from gpu2tpu.leaderboard.queries import VIEWS, Result, render, run_view
+from gpu2tpu.harness.criteria import CATEGORIES, CRITERIA
+from gpu2tpu.leaderboard.queries import VIEWS, render, run_view
 
-_TITLES = {
-    "agents": "Agents",
-    "tasks": "Tasks",
-    "failures": "Failure taxonomy",
-    "costs": "Costs",
-    "calibration": "Claimed vs verified",
-}
-_NOTES = {
-    "agents": "Ranked by migrated rate (all five criteria pass), ties by total cost. Rates are "
-    "over task attempts, re-scored from traces; infra failures are excluded and counted.",
-    "tasks": "How many agents migrated each task and which criterion stops most of the rest.",
-    "failures": "First failing evidence decides the category; silent = the process exited 0.",
-    "costs": "Agent cost is model API spend; execution cost is chip-hours x the price table.",
-    "calibration": "Agents' own claim of success against the verified verdict.",
-}
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:90rem;
-padding:0 1rem;color:#1d1d1f;background:#fff}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{margin-top:2.2rem;font-size:1.2rem}
-p.meta,p.note{color:#555;margin:.3rem 0}
-table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums;margin-top:.5rem}
-th,td{border-bottom:1px solid #e3e3e3;padding:.3rem .5rem;text-align:left;white-space:nowrap}
-th{background:#f5f5f7;position:sticky;top:0}tr:hover td{background:#fafafa}
-td.num{text-align:right}nav a{margin-right:1rem}
-"""
+ASSETS = Path(__file__).parent / "data"
+_PALETTE = ("#b71c1c", "#e65100", "#fbc02d", "#6a1b9a", "#00acc1", "#ec407a", "#3949ab", "#7cb342",
+            "#455a64", "#8d6e63", "#ff8a65", "#1565c0", "#00897b", "#b0bec5", "#c0ca33", "#5d4037")
+GRID_KEYS = ("", "migrated", "partly migrated", *CATEGORIES)  # '0' + index per agents x tasks cell
 
-
-def build_site(con: duckdb.DuckDBPyConnection, to_dir: Path, source: str) -> Path:
-    """Write `to_dir/index.html` (and the views as markdown next to it); return the page path."""
-    from gpu2tpu import __version__
-
+def build_site(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path | None = None) -> Path:
+    """Write the page to `to_dir` (index.html, details/, views as markdown); return index.html.
+    With `runs_root` (the directory holding runs/<run_id>), each evaluation's report.json and
+    trace are copied under files/ and linked from its drill-down."""
+    to_dir = Path(to_dir).expanduser()
     to_dir.mkdir(parents=True, exist_ok=True)
-    meta = con.execute(
-        "SELECT (SELECT max(version) FROM schema_version), "
-        "(SELECT string_agg(DISTINCT corpus_revision, ', ') FROM submissions), "
-        "(SELECT string_agg(DISTINCT harness_version, ', ') FROM submissions), "
-        "(SELECT max(price_version) FROM prices), (SELECT count(*) FROM submissions), "
-        "(SELECT count(*) FROM evaluations)"
-    ).fetchall()[0]
-    stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    sections = []
+    data = page_data(con)
+    details = to_dir / "details"
+    shutil.rmtree(details, ignore_errors=True)
+    details.mkdir()
+    index = {(a["agent"], a["model"], a["trust"]): a["i"] for a in data["agents"]}
+    for key, evals in _evaluations(con, to_dir, runs_root).items():
+        if key in index:
+            payload = json.dumps(evals, separators=(",", ":"))
+            (details / f"a{index[key]}.js").write_text(f"LB_DETAIL({index[key]},{payload});\n")
     for view in VIEWS:
-        result = run_view(con, view)
-        (to_dir / f"{view}.md").write_text(render(result, "markdown"))
-        sections.append(
-            f'<section id="{view}"><h2>{_TITLES[view]}</h2>'
-            f'<p class="note">{html.escape(_NOTES[view])}</p>{_table(result)}</section>'
-        )
-    nav = " ".join(f'<a href="#{v}">{_TITLES[v]}</a>' for v in VIEWS)
-    page = (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>gpu2tpu leaderboard</title><style>{_CSS}</style></head><body>"
-        "<h1>gpu2tpu leaderboard</h1>"
-        '<p class="meta">Coding agents migrating PyTorch research projects from NVIDIA GPUs to '
-        "TPUs, graded by five criteria re-computed from saved traces.</p>"
-        f'<p class="meta">schema v{_e(meta[0])} &middot; harness {_e(meta[2])} &middot; corpus '
-        f"{_e(meta[1])} &middot; prices {_e(meta[3])} &middot; {_e(meta[4])} submissions, "
-        f"{_e(meta[5])} evaluations &middot; generated {stamp} by gpu2tpu {__version__} from "
-        f"{_e(source)}</p><nav>{nav}</nav>{''.join(sections)}</body></html>\n"
-    )
+        (to_dir / f"{view}.md").write_text(render(run_view(con, view), "markdown"))
+    template = (ASSETS / "site.html").read_text()
+    blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    page = (template.replace("/*CSS*/", (ASSETS / "site.css").read_text())
+            .replace("/*DATA*/", blob).replace("/*JS*/", (ASSETS / "site.js").read_text()))
     path = to_dir / "index.html"
     path.write_text(page)
+    (to_dir / "README.md").write_text(  # a Hugging Face static Space serves the folder as is
+        "---\ntitle: gpu2tpu leaderboard\nemoji: 📈\nsdk: static\napp_file: index.html\n"
+        "pinned: false\n---\n\nThe gpu2tpu leaderboard: open index.html (no server needed).\n"
+    )
     return path
 
 
-def _table(result: Result) -> str:
-    if not result.rows:
-        return "<p>No rows yet.</p>"
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in result.columns)
-    body = []
-    for row in result.rows:
-        cells = []
-        for value in row:
-            numeric = isinstance(value, int | float) and not isinstance(value, bool)
-            cls = ' class="num"' if numeric else ""
-            cells.append(f"<td{cls}>{_e(value)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+def page_data(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Everything index.html shows, as JSON-ready values."""
+    agents: list[dict[str, Any]] = []
+    for row in run_view(con, "agents", trust="all").records():  # verified ranked, then the rest
+        total = (row.get("agent_usd_per_task") or 0) + (row.get("execution_usd_per_task") or 0)
+        agents.append({**row, "usd_per_task": total})
+    keep = ("rank", "agent", "model", "trust", "tasks", "evaluations", "migrated_rate",
+            *(f"{c.name}_rate" for c in CRITERIA), "silent_share", "overclaim", "usd_per_task",
+            "median_speed_ratio")
+    agents = [{"i": i, **{k: _plain(a.get(k)) for k in keep}} for i, a in enumerate(agents)]
+    index = {(a["agent"], a["model"], a["trust"]): a["i"] for a in agents}
+    failures: dict[int, dict[str, int]] = defaultdict(dict)
+    for agent, model, trust, category, n in con.execute(
+        "SELECT agent, model, trust, category, count(*) FROM evaluations WHERE NOT migrated "
+        "GROUP BY ALL"
+    ).fetchall():
+        if (agent, model, trust) in index:
+            failures[index[(agent, model, trust)]][category or "failed"] = n
+    tasks, grid = _grid(con, index)
+    categories = [c for c in CATEGORIES if any(c in f for f in failures.values())]
+    return {
+        "meta": _meta(con),
+        "criteria": [{"name": c.name, "title": c.title} for c in CRITERIA],
+        "categories": categories,
+        "colors": {k: _PALETTE[i % len(_PALETTE)] for i, k in enumerate(CATEGORIES)}
+        | {"migrated": "#1e8e3e", "partly migrated": "#81c995", "failed": "#5f6368"},
+        "agents": agents,
+        "failures": failures,
+        "tasks": tasks,
+        "grid_keys": list(GRID_KEYS),
+        "grid": grid,
+    }
 
 
-def _e(value: object) -> str:
-    if value is None:
-        return "&ndash;"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return html.escape(str(value))
+def _grid(con: duckdb.DuckDBPyConnection, index: dict[tuple, int]) -> tuple[list[str], dict[int, str]]:
+    """Agents x tasks: one character per cell, '0' + index into GRID_KEYS."""
+    tasks = [r[0] for r in con.execute("SELECT DISTINCT task_id FROM evaluations ORDER BY 1").fetchall()]
+    column = {t: i for i, t in enumerate(tasks)}
+    cells: dict[int, list[str]] = {}
+    for agent, model, trust, task, n, ok, cats in con.execute(
+        "SELECT agent, model, trust, task_id, count(*), count(*) FILTER (WHERE migrated), "
+        "list(category) FILTER (WHERE NOT migrated) FROM evaluations GROUP BY ALL"
+    ).fetchall():
+        i = index.get((agent, model, trust))
+        if i is None:
+            continue
+        if ok == n:
+            key = "migrated"
+        elif ok:
+            key = "partly migrated"
+        else:
+            key = Counter(c for c in cats if c).most_common(1)[0][0] if any(cats) else "crash"
+        row = cells.setdefault(i, ["0"] * len(tasks))
+        row[column[task]] = chr(48 + GRID_KEYS.index(key if key in GRID_KEYS else "crash"))
+    return tasks, {i: "".join(r) for i, r in cells.items()}
+
+
+def _meta(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    one = con.execute(
+        "SELECT (SELECT max(version) FROM schema_version), count(*), "
+        "count(*) FILTER (WHERE trust = 'verified'), count(*) FILTER (WHERE trust <> 'verified') "
+        "FROM evaluations"
+    ).fetchall()[0]
+    versions = {
+        col: [r[0] for r in con.execute(
+            f"SELECT DISTINCT {col} FROM submissions WHERE {col} IS NOT NULL ORDER BY 1").fetchall()]
+        for col in ("harness_version", "corpus_revision")
+    }
+    price_rows = con.execute(
+        "SELECT price_version, accelerator, usd_per_chip_hour, source_url, retrieved_on::VARCHAR "
+        "FROM prices ORDER BY price_version, accelerator"
+    ).fetchall()
+    return {
+        "schema": one[0], "evaluations": one[1], "verified": one[2], "self_reported": one[3],
+        "harness": versions["harness_version"], "corpus": versions["corpus_revision"],
+        "prices": [dict(zip(("price_version", "accelerator", "usd_per_chip_hour", "source_url",
+                             "retrieved_on"), r, strict=True)) for r in price_rows],
+        "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _evaluations(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path | None
+                 ) -> dict[tuple, list[dict[str, Any]]]:
+    crit_index = {c.name: i for i, c in enumerate(CRITERIA)}
+    evidence: dict[str, list[list[Any]]] = defaultdict(list)
+    for eid, crit, ok, text in con.execute(
+        "SELECT evaluation_id, criterion, ok, text FROM evidence ORDER BY evaluation_id, "
+        "criterion, seq"
+    ).fetchall():
+        evidence[eid].append([crit_index.get(crit, -1), ok, text])
+    cols = ["evaluation_id", "agent", "model", "trust", "task_id", "attempt", "migrated", "category",
+            "silent", "claimed_success", "reported_migrated", "verdict_changed", "agent_cost_usd",
+            "execution_cost_usd", "chip_seconds", "price_version", "step_time_s",
+            "reference_step_time_s", "compile_count", "goal_metric", "goal_value", "run_id",
+            "reference_status",
+            "report_path", *(c.name for c in CRITERIA)]
+    out: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for r in con.execute(
+        f"SELECT {', '.join(cols)} FROM evaluations ORDER BY task_id, attempt"
+    ).fetchall():
+        e = dict(zip(cols, r, strict=True))
+        eid = e["evaluation_id"]
+        out[(e["agent"], e["model"], e["trust"])].append({
+            "id": eid[:16], "task": e["task_id"], "attempt": e["attempt"], "trust": e["trust"],
+            "migrated": e["migrated"], "category": e["category"], "silent": e["silent"],
+            "claimed": e["claimed_success"], "reported_migrated": e["reported_migrated"],
+            "verdict_changed": e["verdict_changed"], "agent_usd": e["agent_cost_usd"],
+            "exec_usd": e["execution_cost_usd"], "chip_s": e["chip_seconds"],
+            "price_version": e["price_version"], "step_s": e["step_time_s"],
+            "ref_step_s": e["reference_step_time_s"], "compiles": e["compile_count"],
+            "goal_metric": e["goal_metric"], "goal": e["goal_value"],
+            "references": e["reference_status"],
+            "crit": [bool(e[c.name]) for c in CRITERIA], "ev": evidence.get(eid, []),
+            "links": _copy_files(e, to_dir, runs_root),
+        })
+    return out
+
+
+def _copy_files(e: dict[str, Any], to_dir: Path, runs_root: Path | None) -> dict[str, str]:
+    """Copy the evaluation's report, trace and trajectory next to the page; relative links."""
+    if runs_root is None or not e["report_path"]:
+        return {}
+    report = Path(runs_root).expanduser() / e["run_id"] / e["report_path"]
+    if not report.is_file():
+        return {}
+    dest_rel = f"files/{e['evaluation_id'][:16]}"
+    links: dict[str, str] = {}
+    names = {"report": report.name, "trace": "trace.jsonl", "trajectory": "trajectory.json"}
+    for label, name in names.items():
+        src = report.parent / name
+        if src.is_file():
+            (to_dir / dest_rel).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, to_dir / dest_rel / name)
+            links[label] = f"{dest_rel}/{name}"
+    return links
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return float(value) if type(value).__name__ == "Decimal" else value

@@ -67,7 +67,8 @@ def test_walkthrough_verbatim(tmp_path: Path) -> None:
         got = {k: report["verdict"][k] for k in want}
         assert got == want, f"{label}: {got} != {want}"
     agents = next(out for line, out in outputs.items() if line.endswith("leaderboard agents"))
-    assert "gold" in agents
+    for agent in ("gold", "broken-stays_on_cpu", "broken-item_every_step", "broken-clip_changed"):
+        assert agent in agents, agents
     assert (cwd / "leaderboard-export" / "manifest.json").is_file()
     page = (cwd / "leaderboard-site" / "index.html").read_text()
     assert str(tmp_path) not in page, "the public page shows a local path"

@@ -1,6 +1,6 @@
 -- Calibration: what agents claimed (claimed_success) against what the re-score verified.
 -- Infra failures are left out. `reports_overturned`: report.json verdicts the re-score changed.
--- params: agent (VARCHAR or NULL for all)
+-- params: agent (VARCHAR or NULL for all), trust (VARCHAR or NULL for both)
 SELECT agent, model,
     sum(scored) AS evaluations,
     sum(claimed_migrated) AS claimed_and_verified,
@@ -13,5 +13,6 @@ SELECT agent, model,
     sum(verdict_changed) AS reports_overturned
 FROM agent_task_stats
 WHERE scored > 0 AND (CAST($agent AS VARCHAR) IS NULL OR agent = CAST($agent AS VARCHAR))
+    AND (CAST($trust AS VARCHAR) IS NULL OR trust = CAST($trust AS VARCHAR))
 GROUP BY agent, model
 ORDER BY overclaimed DESC, agent, model

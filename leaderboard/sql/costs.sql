@@ -1,11 +1,12 @@
 -- Agent cost (model API spend) against execution cost (chip-hours x price table), per agent and
 -- per task. `level` says which: 'agent' rows group by agent and model, 'task' rows by task.
 -- All evaluations count here, infra included: the money was spent.
--- params: agent (VARCHAR or NULL), task (VARCHAR or NULL)
+-- params: agent (VARCHAR or NULL), task (VARCHAR or NULL), trust (VARCHAR or NULL for both)
 WITH r AS (
     SELECT * FROM agent_task_stats
     WHERE (CAST($agent AS VARCHAR) IS NULL OR agent = CAST($agent AS VARCHAR))
       AND (CAST($task AS VARCHAR) IS NULL OR task_id = CAST($task AS VARCHAR))
+      AND (CAST($trust AS VARCHAR) IS NULL OR trust = CAST($trust AS VARCHAR))
 )
 SELECT
     CASE WHEN grouping(task_id) = 1 THEN 'agent' ELSE 'task' END AS level,

@@ -1,11 +1,12 @@
 -- The failure taxonomy: per category, how many failures it decided (first failing evidence), how
 -- often it occurred at all, and the share of the decided failures that were silent (exit 0).
 -- Infra is listed but excluded from scores. Reads the agent_category_stats rollup.
--- params: agent (VARCHAR or NULL for all)
+-- params: agent (VARCHAR or NULL for all), trust (VARCHAR or NULL for both)
 WITH c AS (
     SELECT category, sum(decided) AS decided, sum(silent) AS silent, sum(occurred) AS occurred
     FROM agent_category_stats
-    WHERE CAST($agent AS VARCHAR) IS NULL OR agent = CAST($agent AS VARCHAR)
+    WHERE (CAST($agent AS VARCHAR) IS NULL OR agent = CAST($agent AS VARCHAR))
+      AND (CAST($trust AS VARCHAR) IS NULL OR trust = CAST($trust AS VARCHAR))
     GROUP BY category
 )
 SELECT category, decided, occurred,

@@ -1,5 +1,5 @@
 -- Per task: how many agents (agent + model) migrated it, and which criterion stops the rest.
--- params: task (VARCHAR or NULL for all)
+-- params: task (VARCHAR or NULL for all), trust (VARCHAR or NULL for both)
 -- A failed evaluation is stopped by its first failing criterion in grading order (the harness's
 -- CRITERIA registry; lines with {criterion} repeat per criterion); the main blocker is the most
 -- frequent one (earlier wins ties).
@@ -7,6 +7,7 @@
 WITH r AS (
     SELECT * FROM agent_task_stats
     WHERE scored > 0 AND (CAST($task AS VARCHAR) IS NULL OR task_id = CAST($task AS VARCHAR))
+      AND (CAST($trust AS VARCHAR) IS NULL OR trust = CAST($trust AS VARCHAR))
 ), per_task AS (
     SELECT task_id,
         count(*) AS agents,

@@ -20,8 +20,11 @@ def isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def fake_regrader(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Replace only the one call into the harness, for synthetic runs of made-up tasks."""
-    monkeypatch.setattr(ingest, "regrade_verdict", runfactory.fake_regrade)
+    """Replace only the one call into the harness, for synthetic runs of made-up tasks. These runs
+    stand for runs the maintainers executed themselves, so `submit` stores them as verified (the
+    trust rules are tested on real runs in test_trust.py)."""
+    monkeypatch.setattr(ingest, "regrade_graded", runfactory.fake_regrade)
+    monkeypatch.setattr(ingest.submit, "__kwdefaults__", {"trust": ingest.VERIFIED})
 
 
 @pytest.fixture
@@ -37,3 +40,14 @@ def corpus_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     monkeypatch.setattr(corpus, "TASKS_DIR", tasks)
     return tasks
+
+
+@pytest.fixture(scope="session")
+def real_run_dir(request: pytest.FixtureRequest) -> Path:
+    """The practice run (tests/conftest.py), or `$GPU2TPU_REAL_RUN`: a run directory an earlier
+    session's practice_run left behind, to iterate on these tests without re-evaluating."""
+    import os
+
+    if os.environ.get("GPU2TPU_REAL_RUN"):
+        return Path(os.environ["GPU2TPU_REAL_RUN"])
+    return request.getfixturevalue("practice_run")

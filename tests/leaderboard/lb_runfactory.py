@@ -1,6 +1,6 @@
 """Writes run directories in exactly the docs/formats.md shape, and a stand-in regrader.
 
-`fake_regrade` replaces only `gpu2tpu.leaderboard.ingest.regrade_verdict` for these synthetic runs,
+`fake_regrade` replaces only `gpu2tpu.leaderboard.ingest.regrade_graded` for these synthetic runs,
 whose tasks and traces are made up (the harness's own regrader needs real task directories; it is
 exercised on real runs in test_real_runs.py): it checks every listed hash and grades from the trace
 and goal files with simple rules, so a verdict forged in report.json cannot survive it.
@@ -187,7 +187,8 @@ def grade(run_dir: Path, eval_dir: Path, report: dict[str, Any]) -> dict[str, An
 
 
 def fake_regrade(report_path: Path, verified: object = None) -> dict[str, Any]:
-    """Stand-in for regrade_verdict: hash checks first, then grading from the files."""
+    """Stand-in for regrade_graded: hash checks first, then grading from the files; the made-up
+    tasks have no harness, so the figures are the report's own (real runs: test_trust.py)."""
     report = json.loads(report_path.read_text())
     eval_dir = report_path.parent
     run_dir = eval_dir.parent.parent
@@ -195,7 +196,8 @@ def fake_regrade(report_path: Path, verified: object = None) -> dict[str, Any]:
         path = eval_dir / name if (eval_dir / name).exists() else run_dir / name
         if not path.exists() or sha(path) != expected:
             raise SubmissionRefused(f"integrity: {name}")
-    return grade(run_dir, eval_dir, report)
+    return {"verdict": grade(run_dir, eval_dir, report), "candidate": report.get("candidate") or {},
+            "execution": report.get("execution") or {}}
 
 
 def write_references(run_dir: Path, ref_id: str = "ref-1") -> str:

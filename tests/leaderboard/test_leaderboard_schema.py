@@ -9,6 +9,7 @@ import pytest
 
 from gpu2tpu.cli import main
 from gpu2tpu.leaderboard import prices, schema
+from gpu2tpu.leaderboard.queries import run_view
 from gpu2tpu.leaderboard.schema import (
     CURRENT_VERSION,
     StoreError,
@@ -43,7 +44,7 @@ def make_v1_store(path: Path) -> None:
 def test_fresh_store_records_every_migration(tmp_path: Path) -> None:
     con = open_writable(tmp_path / "new.duckdb")
     rows = con.execute("SELECT version, description FROM schema_version ORDER BY 1").fetchall()
-    assert [r[0] for r in rows] == [1, 2, 3] and CURRENT_VERSION == 3
+    assert [r[0] for r in rows] == [1, 2, 3, 4] and CURRENT_VERSION == 4
     assert migrate(con) == []  # idempotent
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     assert {"submissions", "evaluations", "evidence", "tasks", "prices", "schema_version"} <= tables
@@ -56,14 +57,29 @@ def test_upgrading_a_v1_file(tmp_path: Path, capsys) -> None:
     with pytest.raises(StoreError, match="schema v1.*leaderboard migrate"):
         open_read_only(db)  # readers never migrate
     assert main(["leaderboard", "migrate", "--db", str(db)]) == 0
-    assert "applied migrations [2, 3]" in capsys.readouterr().out
+    assert "applied migrations [2, 3, 4]" in capsys.readouterr().out
     con = open_read_only(db)
-    assert schema.schema_version(con) == 3
+    assert schema.schema_version(con) == 4
     rows = con.execute("SELECT evaluation_id, migrated, verdict_diff FROM evaluations ORDER BY 1").fetchall()
     assert rows == [("e1", True, []), ("e2", False, None)]  # unknown diff stays NULL
     applied = con.execute("SELECT version, applied_at FROM schema_version ORDER BY 1").fetchall()
-    assert [v for v, _ in applied] == [1, 2, 3] and applied[1][1].tzinfo is not None
-    # v3 backfilled the rollup from the v1 rows
+    assert [v for v, _ in applied] == [1, 2, 3, 4] and applied[1][1].tzinfo is not None
+    # v1 rows were graded from the submitters' own files: v4 marks them self-reported, keys the
+    # rollups by trust, and the agents view lists them unranked
+    assert con.execute("SELECT DISTINCT trust FROM evaluations").fetchall() == [("self-reported",)]
+    assert con.execute("SELECT trust, agent, evaluations FROM agent_task_stats").fetchall() == [
+        ("self-reported", "old-agent", 2)]
+    agents = run_view(con, "agents").records()
+    assert [(r["agent"], r["trust"], r["rank"]) for r in agents] == [("old-agent", "self-reported", None)]
+    assert run_view(con, "failures").rows == []  # aggregate views count verified results
+    con.close()
+
+
+def test_v3_backfills_rollups_from_v1_rows(tmp_path: Path) -> None:
+    db = tmp_path / "v1.duckdb"
+    make_v1_store(db)
+    con = duckdb.connect(str(db))
+    schema.migrate(con, target=3)
     assert con.execute(
         "SELECT agent, task_id, evaluations, migrated, stop_hardware FROM agent_task_stats"
     ).fetchall() == [("old-agent", "t1", 2, 1, 1)]

@@ -130,9 +130,9 @@ def test_forged_verdict_is_rescored_to_the_truth(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "damage, message",
     [
-        ("tamper_trace", "contents differ from the hash recorded"),
+        ("tamper_trace", "contents differ from the sha256 recorded"),
         ("delete_trace", "trace.jsonl: missing"),
-        ("unlist_trace", "lists no trace.jsonl"),
+        ("unlist_trace", "does not list trace.jsonl"),
         ("delete_reference", "references/ref-1/seed-0/trace.jsonl: missing"),
         ("unknown_harness", "unknown harness version '9.9.9'"),
         ("unknown_revision", "unknown corpus revision 'rev-nobody-knows'"),
@@ -187,7 +187,7 @@ def test_a_rejected_patch_needs_no_trace(tmp_path: Path) -> None:
     (run / "agent-a" / "t1" / "process.json").write_text('{"patch_rejected": false}')
     report["files"]["process.json"] = rf.sha(run / "agent-a" / "t1" / "process.json")
     report_path.write_text(json.dumps(report))
-    with pytest.raises(SubmissionRefused, match="lists no trace.jsonl"):
+    with pytest.raises(SubmissionRefused, match="does not list trace.jsonl"):
         submit(run, rf.write_metadata(tmp_path / "m.yaml"), tmp_path / "other.duckdb")
 
 
@@ -240,14 +240,14 @@ import sys, time, pathlib
 sys.path.insert(0, sys.argv[4])
 import lb_runfactory as rf
 from gpu2tpu.leaderboard import ingest
-ingest.regrade_verdict = rf.fake_regrade
+ingest.regrade_graded = rf.fake_regrade
 real = ingest._insert_evidence
 def stall(con, rows):
     real(con, rows)
     pathlib.Path(sys.argv[5]).write_text("inside")
     time.sleep(120)
 ingest._insert_evidence = stall
-ingest.submit(pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3]))
+ingest.submit(*(pathlib.Path(a) for a in sys.argv[1:4]), trust="verified")
 """
 
 

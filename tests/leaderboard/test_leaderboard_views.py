@@ -184,7 +184,7 @@ def test_export_and_read_back(store: Path, tmp_path: Path, capsys) -> None:
     assert main(["leaderboard", "export", "--to", str(out), "--db", str(store)]) == 0
     assert "evaluations 8" in capsys.readouterr().out
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["schema_version"] == 3 and manifest["harness_version"] == "0.1.0"
+    assert manifest["schema_version"] == 4 and manifest["harness_version"] == "0.1.0"
     assert manifest["corpus_revision"] and manifest["tables"]["evaluations"]["rows"] == 8
     assert manifest["tables"]["evidence"]["rows"] == 40
     assert manifest["price_versions"] == ["2026-12-02"]
@@ -260,7 +260,9 @@ def test_site_is_self_contained(store: Path, tmp_path: Path) -> None:
     assert main(["leaderboard", "site", "--to", str(out), "--db", str(store)]) == 0
     page = (out / "index.html").read_text()
     assert page.startswith("<!doctype html>") and "agent-b" in page and "wrong_device" in page
-    for external in ("<script", "<link", "src=", "@import", "url("):
-        assert external not in page
-    assert page.index("agent-b") < page.index("agent-a")  # ranked order
+    for external in ("<script src", "<link", "@import", "url(", "fetch("):
+        assert external not in page  # data, script and styles are inline; details/ is local
+    assert page.index('"agent":"agent-b"') < page.index('"agent":"agent-a"')  # ranked order
+    assert sorted(p.name for p in (out / "details").iterdir()) == ["a0.js", "a1.js"]
+    assert str(store) not in page and str(tmp_path) not in page  # no local paths
     assert (out / "agents.md").read_text().startswith("| rank |")

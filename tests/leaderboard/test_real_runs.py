@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu2tpu.leaderboard.ingest import submit
+from gpu2tpu.leaderboard.ingest import VERIFIED, submit
 from gpu2tpu.leaderboard.queries import run_view
 from gpu2tpu.leaderboard.runfiles import SubmissionRefused, find_reports
 from gpu2tpu.leaderboard.schema import open_read_only
@@ -38,8 +38,9 @@ def test_real_run_ingests_and_tables_match_reports(real_run_dir: Path, tmp_path:
     for report in reports(real_run_dir):
         by_agent[report["agent"]].append(report)
     assert by_agent, "the real run has no reports"
-    for agent, rows in by_agent.items():
-        result = submit(real_run_dir, metadata_for(tmp_path, agent, rows[0].get("model")), db)
+    for agent, rows in by_agent.items():  # the test ran it: the maintainers' own (verified) run
+        meta = metadata_for(tmp_path, agent, rows[0].get("model"))
+        result = submit(real_run_dir, meta, db, trust=VERIFIED)
         assert result.inserted == len(rows)
         assert result.verdict_changed == 0  # untampered: the regrade agrees with evaluate
     con = open_read_only(db)
@@ -86,6 +87,7 @@ def test_forged_verdict_in_real_run_is_rescored(real_run_dir: Path, tmp_path: Pa
     }
     path.write_text(json.dumps(report))
     db = tmp_path / "forged.duckdb"
+    submit(real_run_dir, metadata_for(tmp_path, "gold", None), db, trust=VERIFIED)  # publishes refs
     result = submit(run, metadata_for(tmp_path, report["agent"], report.get("model")), db)
     assert result.verdict_changed >= 1
     con = duckdb.connect(str(db), read_only=True)
