@@ -62,8 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--command-timeout", type=int, default=120,
                      help="default time limit (s) of the agent's shell commands")
     run.add_argument("--isolation", choices=("auto", "namespace", "none"), default="auto",
-                     help="hide the task directories from the agent's commands with a mount "
-                     "namespace: auto (when available), namespace (required), none")
+                     help="run the agent's commands in the harness sandbox (bubblewrap: no "
+                     "network, read-only install, task directories, cache, $HOME and runs hidden): "
+                     "auto (when available), namespace (required), none")
     run.add_argument("--hide", type=Path, action="append", default=[],
                      help="another path the agent's commands must not see (repeatable); the "
                      "task directories, their repository's .git, --out, the trajectory dir and "
@@ -113,10 +114,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(f"no API key: set {args.api_key_env} (or pass --api-key-env NAME)")
     isolate = args.isolation != "none" and commands.namespace_available()
     if args.isolation == "namespace" and not isolate:
-        raise UserError("--isolation namespace: `unshare -rm` is not available here; "
-                        "use --isolation none to run the agent's commands unisolated")
+        raise UserError("--isolation namespace: bubblewrap (bwrap) is not available here: install "
+                        "it (apt-get install -y bubblewrap) or use --isolation none to run the "
+                        "agent's commands unisolated")
     if args.isolation == "auto" and not isolate:
-        print("gpu2tpu: warning: no mount namespace here; the agent's commands can read "
+        print("gpu2tpu: warning: no sandbox (bwrap) here; the agent's commands can read "
               "the task directories (trajectories record isolation: none)", file=sys.stderr)
     # Also hidden: earlier attempts (trajectories, predictions) and evaluation runs (./runs).
     traj_dir = args.trajectory_dir or args.out.parent / "traj"

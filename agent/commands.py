@@ -1,18 +1,21 @@
 """Running the agent's commands: scrubbed environment, time limit, truncated output, isolation.
 
-Isolation: on Linux the command runs in a private mount namespace (`unshare -rm`) in which the
-task directories (gold and broken migrations, evaluate.py, other tasks), their repository's
-history and any extra hidden paths are covered by empty read-only tmpfs mounts. Where that is not
-available the command runs plainly and the trajectory says `isolation: none`.
+Isolation: the command runs in the harness's one execution primitive (gpu2tpu.harness.sandbox,
+bubblewrap): no network (model calls are made by the agent process, outside), a read-only system
+and install, only its working directory writable, a private /tmp, its own PID namespace, an
+allow-listed environment, and the task directories (gold and broken migrations, evaluate.py,
+other tasks), their repository's history, the reference cache, $HOME, runs and any extra hidden
+paths covered by empty tmpfs mounts. Where bwrap is not available the command runs plainly and the
+trajectory says `isolation: none`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shlex
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -56,24 +59,11 @@ class CommandResult:
         return f"[{status}; {self.wall_s:.1f}s]\n{self.output}"
 
 
-_NAMESPACE_OK: bool | None = None
-
-
 def namespace_available() -> bool:
-    """Whether `unshare -rm` works here (checked once)."""
-    global _NAMESPACE_OK
-    if _NAMESPACE_OK is None:
-        try:
-            probe = subprocess.run(
-                ["unshare", "-rm", "sh", "-c", "mount -t tmpfs none /tmp 2>/dev/null || "
-                 "mount -t tmpfs none /mnt"],
-                capture_output=True,
-                timeout=10,
-            )
-            _NAMESPACE_OK = probe.returncode == 0
-        except (OSError, subprocess.SubprocessError):
-            _NAMESPACE_OK = False
-    return _NAMESPACE_OK
+    """Whether the sandbox (bubblewrap) works here (checked once)."""
+    from gpu2tpu.harness import sandbox
+
+    return sandbox.available()
 
 
 def hidden_paths(task_dirs: Sequence[Path], extra: Sequence[Path] = ()) -> list[Path]:
@@ -92,19 +82,6 @@ def hidden_paths(task_dirs: Sequence[Path], extra: Sequence[Path] = ()) -> list[
     return out
 
 
-def _wrap(argv: list[str], hide: Sequence[Path]) -> list[str]:
-    """Run `argv` in a mount namespace with `hide` covered by empty read-only tmpfs mounts."""
-    mounts = " && ".join(
-        f"mount -t tmpfs -o ro,size=4k none {shlex.quote(str(p))}" for p in hide if p.is_dir()
-    )
-    files = [p for p in hide if not p.is_dir()]
-    if files:  # a hidden plain file (e.g. a gitdir file) is covered by /dev/null
-        binds = " && ".join(f"mount --bind /dev/null {shlex.quote(str(p))}" for p in files)
-        mounts = f"{mounts} && {binds}" if mounts else binds
-    script = f'{mounts or "true"} && exec "$@"'
-    return ["unshare", "-rm", "sh", "-c", script, "gpu2tpu-sandbox", *argv]
-
-
 def run(
     argv: list[str],
     cwd: Path,
@@ -114,12 +91,14 @@ def run(
     hide: Sequence[Path] = (),
     isolate: bool = False,
 ) -> CommandResult:
-    """Run `argv` in `cwd`; kill its whole process group at the time limit."""
+    """Run `argv` in `cwd`; with `isolate`, inside the sandbox (only `cwd` writable, `hide` and
+    the grader's paths invisible, no network); every process of the command ends with it."""
+    if isolate:
+        return _run_sandboxed(argv, cwd, timeout_s, output_limit, env, hide)
     full_env = scrub_env(os.environ if env is None else env)
-    cmd = _wrap(argv, hide) if isolate and hide else argv
     start = time.monotonic()
     proc = subprocess.Popen(
-        cmd,
+        argv,
         cwd=cwd,
         env=full_env,
         stdin=subprocess.DEVNULL,
@@ -149,3 +128,21 @@ def run(
         wall_s=round(wall, 3),
         output=truncate(text, output_limit),
     )
+
+
+def _run_sandboxed(argv: list[str], cwd: Path, timeout_s: float, output_limit: int,
+                   env: Mapping[str, str] | None, hide: Sequence[Path]) -> CommandResult:
+    from gpu2tpu.harness import runner, sandbox
+
+    # only what the caller adds to this process's environment (the task's device settings)
+    added = {k: v for k, v in (env or {}).items() if os.environ.get(k) != v}
+    box = runner.confinement([cwd], list(hide))
+    with tempfile.TemporaryDirectory(prefix="gpu2tpu-cmd-") as tmp:
+        log = Path(tmp) / "output.log"
+        res = sandbox.run(argv, cwd, sandbox.sandbox_env(scrub_env(added)), box,
+                          sandbox.Limits(timeout_s=timeout_s, output_bytes=4 * sandbox.MiB,
+                                         term_grace_s=2.0), log, None)
+        text = log.read_bytes().decode("utf-8", errors="replace")
+    return CommandResult(exit_code=None if res.timed_out else res.exit_code,
+                         timed_out=res.timed_out, wall_s=round(res.wall_s, 3),
+                         output=truncate(text, output_limit))

@@ -174,7 +174,7 @@ def run_attempt(
         "config": {"max_steps": cfg.max_steps, "max_tokens": cfg.max_tokens,
                    "cost_limits_usd": {b.name: None if b.limit is None else str(b.limit)
                                        for b in budgets},
-                   "human": human.mode, "isolation": "namespace" if cfg.isolate else "none",
+                   "human": human.mode, "isolation": "bwrap" if cfg.isolate else "none",
                    "command_timeout_s": cfg.command_timeout_s},
         "price": price.to_json(), "system_prompt": system, "tools": TOOL_SPECS,
     })

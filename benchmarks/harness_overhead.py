@@ -4,7 +4,10 @@ Measured side by side in one run on a practice task's gold migration (XLA CPU de
   1. steady-state step time with the full probe vs. with a timer-only shim (one optimizer
      post-step hook, nothing else), alternating runs; prints the ratio (target <= 1.02);
   2. for a full `evaluate` of the gold prediction: wall time of the evaluation minus the wall time
-     of its two processes (the probed run and evaluate.py); target <= 1 s.
+     of its two processes (the probed run and evaluate.py); target <= 1 s;
+  3. the sandbox's own cost: one process started inside bubblewrap (harness/sandbox.py, with the
+     grader's paths hidden and output through the supervisor's pipes) vs. the same process
+     started plainly, times the two processes of an evaluation.
 
     python benchmarks/harness_overhead.py [--task charlm] [--repeats 5] [--all-cores]
 """
@@ -104,16 +107,44 @@ def harness_overhead(task: str) -> tuple[float, float, float]:
     return total, proc + goal, total - proc - goal
 
 
+def sandbox_cost(repeats: int) -> tuple[float, float]:
+    """Median wall time of `python -c pass` started plainly and inside the sandbox."""
+    from gpu2tpu.harness.runner import confinement
+    from gpu2tpu.harness.sandbox import Limits, run
+
+    argv = [sys.executable, "-c", "pass"]
+    plain, boxed = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for _ in range(repeats):
+            start = time.monotonic()
+            subprocess.run(argv, cwd=work, check=True, capture_output=True)
+            plain.append(time.monotonic() - start)
+            start = time.monotonic()
+            res = run(argv, work, clean_env(), confinement([work], []), Limits(timeout_s=60),
+                      work / "out.log", work / "err.log")
+            boxed.append(time.monotonic() - start)
+            assert res.exit_code == 0 and res.sandbox == "bwrap", (work / "err.log").read_text()
+    return statistics.median(plain), statistics.median(boxed)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="charlm")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sandbox-only", action="store_true", help="measure only the sandbox's cost")
     parser.add_argument("--all-cores", action="store_true",
                         help="do not pin the runs to one core (pinning cuts scheduling noise)")
     args = parser.parse_args()
     if not args.all_cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # inherited by every run
     os.environ.setdefault("GPU2TPU_CACHE", tempfile.mkdtemp(prefix="gpu2tpu-bench-cache-"))
+    plain_s, boxed_s = sandbox_cost(max(5, args.repeats * 2))
+    print(f"process start: plain {plain_s * 1e3:.0f} ms, in the sandbox {boxed_s * 1e3:.0f} ms: "
+          f"sandbox cost {(boxed_s - plain_s) * 1e3:.0f} ms per process, "
+          f"{2 * (boxed_s - plain_s) * 1e3:.0f} ms per evaluation (two processes)")
+    if args.sandbox_only:
+        return
     print(f"probe overhead on {args.task} (gold migration, XLA CPU), {args.repeats} alternating repeats")
     plain, probed, ratio = probe_ratio(args.task, args.repeats)
     print(

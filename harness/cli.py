@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
     p.add_argument("--task-dir", action="append", type=Path, default=[],
                    help="a task directory, or a folder of them, outside the package (repeatable)")
+    p.add_argument("--unsafe-no-sandbox", action="store_true",  # isolation (issue 9)
+                   help="run the graded code without bubblewrap when it is missing (reports say "
+                   "sandbox: none; the leaderboard refuses such runs)")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("report", help="re-grade a run from its saved traces (runs nothing)",
@@ -64,7 +67,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     add_task_dirs(args.task_dir)
     try:
         summary = evaluate_predictions(args.predictions, args.run_id, args.runs, args.tasks,
-                                       args.workers, args.target, args.timeout)
+                                       args.workers, args.target, args.timeout,
+                                       unsafe=args.unsafe_no_sandbox)
     except PredictionError as exc:
         raise UserError(str(exc)) from exc
     run_dir = args.runs.expanduser() / args.run_id

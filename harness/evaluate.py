@@ -17,7 +17,13 @@ from tqdm import tqdm
 
 from gpu2tpu import __version__
 from gpu2tpu.corpus import revision
-from gpu2tpu.harness.execution import ensure_references, run_and_record, runtime_versions
+from gpu2tpu.harness import runner
+from gpu2tpu.harness.execution import (
+    copy_references,
+    ensure_references,
+    run_and_record,
+    runtime_versions,
+)
 from gpu2tpu.harness.predictions import Prediction, read_predictions
 from gpu2tpu.harness.regrade import grade_evaluation
 from gpu2tpu.harness.report import (
@@ -41,6 +47,7 @@ from gpu2tpu.harness.verdict import infra_verdict
 from gpu2tpu.harness.workspace import PatchRejected, apply_patch, from_directory
 
 _print_lock = threading.Lock()
+_REF_HASHES: dict[str, dict[str, str]] = {}  # reference id -> {run-relative path: sha256}
 
 
 def log(message: str) -> None:
@@ -54,13 +61,15 @@ def now_iso() -> str:
 
 def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path("runs"),
                          tasks: list[str] | None = None, workers: int = 1,
-                         target_name: str = DEFAULT_TARGET, timeout_s: float | None = None
-                         ) -> dict[str, Any]:
+                         target_name: str = DEFAULT_TARGET, timeout_s: float | None = None,
+                         unsafe: bool = False) -> dict[str, Any]:
     """Grade every prediction in `predictions` into runs_root/run_id; returns summary.json's content.
 
     Relative paths are taken from the caller's working directory (they are made absolute here,
     before any process runs elsewhere)."""
     target = get_target(target_name)
+    runner.configure(unsafe=unsafe, hide=[Path(runs_root)])  # the graded code never sees runs
+    runner.sandbox_mode()  # refuses here, before anything runs, when bwrap is missing
     preds, errors = read_predictions(Path(predictions).expanduser())
     if tasks:
         preds = [p for p in preds if p.task_id in tasks]
@@ -85,12 +94,16 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
         log(f"skipped: {err}")
     preds = [p for p in preds if p.task_id in specs]
     refs: dict[str, tuple[str, Path]] = {}
+    ref_hashes: dict[str, dict[str, str]] = {}
     for task_id, spec in specs.items():  # references first: every candidate of a task shares them
         key, cached = ensure_references(spec, target, log)
         dest = layout.references(key)
-        if not (dest / "complete").exists():
-            shutil.copytree(cached, dest, dirs_exist_ok=True)
+        # verified and hashed here, before any candidate runs; reports record these hashes
+        hashes = copy_references(cached, dest)
+        ref_hashes[key] = {(dest / rel).relative_to(layout.root).as_posix(): h
+                           for rel, h in hashes.items() if Path(rel).name in RUN_FILES}
         refs[task_id] = (key, dest)
+    _REF_HASHES.update(ref_hashes)
     reports: list[Report] = []
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, \
             tqdm(total=len(preds), desc="evaluating", unit="run", file=sys.stderr,
@@ -134,7 +147,7 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
                  target: Target) -> Report:
     eval_dir = layout.evaluation(pred.agent, pred.task_id, pred.attempt)
     cache_key = hashlib.sha256(f"{pred.content_hash()}|{spec.content_hash}|{ref[0]}|{target.name}|"
-                               f"{__version__}".encode()).hexdigest()
+                               f"{__version__}|{runner.sandbox_mode()}".encode()).hexdigest()
     old = eval_dir / REPORT
     if old.exists():
         try:
@@ -170,12 +183,10 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
             ws.cleanup()
     harness_s = time.monotonic() - started
     files = {name: hash_file(eval_dir / name) for name in EVALUATION_FILES if (eval_dir / name).exists()}
-    for path in sorted(ref[1].rglob("*")):
-        if path.name in RUN_FILES:
-            files[path.relative_to(layout.root).as_posix()] = hash_file(path)
+    files.update(_REF_HASHES[ref[0]])  # recorded before any candidate ran
     report = _report(spec, pred, layout, target, cache_key=cache_key,
                      reference={"id": ref[0], "dir": ref[1].relative_to(layout.root).as_posix()},
-                     runtime=runtime_versions(), files=files)
+                     runtime={**runtime_versions(), "sandbox": runner.sandbox_mode()}, files=files)
     graded = grade_evaluation(spec, layout, eval_dir, report)
     report.verdict, report.candidate, report.execution = (graded["verdict"], graded["candidate"],
                                                            graded["execution"])

@@ -9,13 +9,21 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from gpu2tpu import __version__
-from gpu2tpu.harness.report import GOAL, GOLD, PROCESS, seed_dir, write_json
-from gpu2tpu.harness.runner import PROBE_FILE, clean_env, provenance, run_probed, run_process
+from gpu2tpu.harness.report import GOAL, GOLD, PROCESS, hash_file, seed_dir, write_json
+from gpu2tpu.harness.runner import (
+    PROBE_FILE,
+    clean_env,
+    confinement,
+    provenance,
+    run_probed,
+    run_process,
+)
 from gpu2tpu.harness.spec import RunSpec
 from gpu2tpu.harness.targets import Target, reference_env
 from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
@@ -42,6 +50,7 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
     result = run_probed(spec.command_for_seed(seed), ws.project, out_dir, env, spec.timeout_s)
     process = {"schema_version": 1, **provenance(), "exit_code": result.exit_code,
                "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3),
+               "sandbox": result.sandbox, "output_truncated": list(result.truncated),
                "target": target.name if target else None,
                "seed": seed}
     write_json(out_dir / PROCESS, process)
@@ -50,22 +59,39 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
 
 
 def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
+    """The task's evaluate.py on the checkpoint, isolated: `python -I -B` from a fresh copy of the
+    task's sources (no bytecode, no migrations), sandboxed with only that copy writable."""
     checkpoint = ws.project / spec.checkpoint
     base = {"schema_version": 1, **provenance(), "metric": spec.goal.metric, "value": None}
-    if not checkpoint.exists():
-        return {**base, "error": f"checkpoint {spec.checkpoint} was not written"}
-    goal_file = out_dir / "goal.raw.json"
-    argv = [sys.executable, str(spec.task_dir / "evaluate.py"), "--checkpoint", str(checkpoint),
-            "--out", str(goal_file)]
-    res = run_process(argv, spec.task_dir, out_dir, clean_env(), 300, log_name="evaluate")
-    base["wall_s"] = round(res.wall_s, 3)
-    if res.exit_code != 0 or not goal_file.exists():
-        tail = (out_dir / "evaluate.stderr.log").read_text(errors="replace").strip().splitlines()
-        return {**base, "error": f"evaluate.py failed (exit {res.exit_code}): "
-                f"{tail[-1] if tail else 'no output'}"}
-    data = json.loads(goal_file.read_text())
-    goal_file.unlink()
+    inside = checkpoint.resolve().is_relative_to(ws.project.resolve())
+    if not checkpoint.is_file() or checkpoint.is_symlink() or not inside:
+        return {**base, "error": f"checkpoint {spec.checkpoint} was not written (as a regular file "
+                "inside the project)"}
+    scratch = Path(tempfile.mkdtemp(prefix=f"gpu2tpu-goal-{spec.task_id}-"))
+    try:
+        task = scratch / "task"
+        shutil.copytree(spec.task_dir, task, ignore=_SOURCES_ONLY)
+        shutil.copyfile(checkpoint, scratch / "checkpoint")
+        goal_file = scratch / "goal.raw.json"
+        argv = [sys.executable, "-I", "-B", str(task / "evaluate.py"), "--checkpoint",
+                str(scratch / "checkpoint"), "--out", str(goal_file)]
+        box = confinement([scratch], [out_dir])
+        res = run_process(argv, task, out_dir, clean_env(), 300, log_name="evaluate", box=box)
+        base["wall_s"] = round(res.wall_s, 3)
+        if res.exit_code != 0 or not goal_file.is_file():
+            tail = (out_dir / "evaluate.stderr.log").read_text(errors="replace").strip().splitlines()
+            return {**base, "error": f"evaluate.py failed (exit {res.exit_code}): "
+                    f"{tail[-1] if tail else 'no output'}"}
+        data = json.loads(goal_file.read_text())
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return {**base, "value": data.get("value")}
+
+
+# evaluate.py's copy of the task: sources only (never bytecode, the migrations or checkpoints)
+_SOURCES_ONLY = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "migrations", ".git",
+                                       "checkpoints")
+MANIFEST = "manifest.json"
 
 
 def reference_key(spec: RunSpec, target: Target) -> str:
@@ -81,15 +107,42 @@ def cache_root() -> Path:
     return Path(base)
 
 
+def write_manifest(root: Path) -> dict[str, str]:
+    """Hash every file of a reference bundle into root/manifest.json (written at build time)."""
+    hashes = {p.relative_to(root).as_posix(): hash_file(p) for p in sorted(root.rglob("*"))
+              if p.is_file() and p.name != MANIFEST}
+    write_json(root / MANIFEST, {"schema_version": 1, "files": hashes})
+    return hashes
+
+
+def verify_manifest(root: Path) -> dict[str, str] | None:
+    """The bundle's file hashes when every file matches its manifest (no file added, missing or
+    changed, no links); None when it does not."""
+    try:
+        want = json.loads((root / MANIFEST).read_text())["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    entries = [p for p in root.rglob("*") if p.name != MANIFEST]
+    if any(p.is_symlink() or not (p.is_file() or p.is_dir()) for p in entries):
+        return None
+    have = {p.relative_to(root).as_posix(): hash_file(p) for p in sorted(entries) if p.is_file()}
+    return have if have == want else None
+
+
 def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tuple[str, Path]:
-    """The reference bundle for (task, runtime), built once and reused: keyed by content hash."""
+    """The reference bundle for (task, runtime), built once and reused: keyed by content hash,
+    written with a manifest of hashes and verified against it before every use (a bundle that
+    does not match is rebuilt)."""
     key = reference_key(spec, target)
     root = cache_root() / "references" / f"{spec.task_id}-{key}"
     root.parent.mkdir(parents=True, exist_ok=True)
     with open(str(root) + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (root / "complete").exists():
-            return key, root
+            if verify_manifest(root) is not None:
+                return key, root
+            progress(f"{spec.task_id}: cached references at {root} do not match their manifest "
+                     "(changed after they were built): rebuilding them")
         shutil.rmtree(root, ignore_errors=True)
         building = root.with_name(root.name + ".building")
         shutil.rmtree(building, ignore_errors=True)
@@ -107,5 +160,19 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
         finally:
             ws.cleanup()
         write_json(building / "complete", {"key": key, "seeds": spec.seeds})
+        write_manifest(building)
         os.replace(building, root)
     return key, root
+
+
+def copy_references(cached: Path, dest: Path) -> dict[str, str]:
+    """Copy a verified bundle into a run directory and verify the copy; returns its file hashes
+    (recorded before any candidate runs). ValueError when the copy does not match."""
+    if not (dest / "complete").exists():
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(cached, dest)
+    hashes = verify_manifest(dest)
+    if hashes is None or hashes != verify_manifest(cached):
+        raise ValueError(f"references in {dest} differ from the verified cache {cached}: delete "
+                         f"{dest} and evaluate again")
+    return hashes

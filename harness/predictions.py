@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,8 +42,14 @@ class Prediction:
             digest.update(b"patch\0" + self.patch.encode())
         elif self.migrated_dir is not None:
             root = Path(self.migrated_dir)
-            for p in sorted(q for q in root.rglob("*") if q.is_file() and ".git" not in q.parts):
-                digest.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+            for p in sorted(q for q in root.rglob("*") if ".git" not in q.parts):
+                if p.is_symlink():  # a link's own target text, never the file it points to
+                    data = b"link\0" + os.readlink(p).encode()
+                elif p.is_file():
+                    data = p.read_bytes()
+                else:
+                    continue
+                digest.update(p.relative_to(root).as_posix().encode() + b"\0" + data)
         return digest.hexdigest()
 
 

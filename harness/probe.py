@@ -149,8 +149,9 @@ def _sharding_devices(spec: str) -> int:
 
 
 class Recorder:
-    def __init__(self, out_path: str, read_every: int) -> None:
-        self.out = open(out_path, "a", buffering=1)
+    def __init__(self, out: str | int, read_every: int) -> None:
+        # a path, or the inherited pipe to the supervisor, which writes trace.jsonl outside
+        self.out = open(out, "a", buffering=1) if isinstance(out, str) else open(out, "w", buffering=1)
         self.read_every = max(1, read_every)
         self.t0 = time.perf_counter()
         self.last_step_t = self.t0
@@ -582,7 +583,9 @@ class _PostImport:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="trace file to write (JSON lines)")
+    parser.add_argument("--out", help="trace file to write (JSON lines)")
+    parser.add_argument("--out-fd", type=int, default=os.environ.pop("GPU2TPU_CHANNEL_FD", None),
+                        help="inherited pipe to write the trace to (default: $GPU2TPU_CHANNEL_FD)")
     parser.add_argument("--read-every", type=int, default=10, help="read values every K steps")
     parser.add_argument("--stamp", default="{}", help="JSON object copied into the start record")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- script.py ARGS | -- -m module ARGS")
@@ -590,7 +593,11 @@ def main(argv: list[str] | None = None) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no command given after --")
-    rec = Recorder(args.out, args.read_every)
+    if args.out is None and args.out_fd is None:
+        parser.error("give --out FILE or --out-fd N")
+    if args.out is None:
+        os.set_inheritable(int(args.out_fd), False)  # the run's own subprocesses do not get it
+    rec = Recorder(args.out if args.out is not None else int(args.out_fd), args.read_every)
     rec.emit("start", schema_version=SCHEMA_VERSION, probe_version=PROBE_VERSION, argv=command,
              cwd=os.getcwd(), python=sys.version.split()[0], torch=torch.__version__,
              torch_xla=_version("torch_xla"), torch_tpu=_version("torch_tpu"), libtpu=_version("libtpu"),

@@ -1,25 +1,69 @@
-"""Run one command under the probe: own working directory, time limit, process-group kill,
-an environment stripped of secrets."""
+"""Run one command under the probe, inside the sandbox (harness/sandbox.py): its own writable
+workspace, the grader's files hidden, the trace carried out through a pipe, time and output limits,
+an allow-listed environment."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import signal
-import subprocess
 import sys
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpu2tpu.harness.targets import DEVICE_VARS
+from gpu2tpu.harness import sandbox
+from gpu2tpu.harness.sandbox import Confinement, Limits
 
 PROBE_FILE = Path(__file__).with_name("probe.py")
-_SECRET = re.compile(r"(_API_KEY|_TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
-_SECRET_PREFIXES = ("AWS_", "ANTHROPIC_", "OPENAI_", "GITHUB_", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
-                    "GOOGLE_APPLICATION_CREDENTIALS")
+
+
+@dataclass
+class Isolation:
+    """How this process runs untrusted code: set once by the CLI (`--unsafe-no-sandbox`) and by
+    evaluate (the run directory's root joins the hidden paths)."""
+    unsafe: bool = False
+    hide: list[Path] = field(default_factory=list)
+
+
+ISOLATION = Isolation()
+
+
+def configure(unsafe: bool = False, hide: list[Path] | tuple[Path, ...] = ()) -> None:
+    ISOLATION.unsafe = unsafe
+    for p in hide:
+        p = Path(os.path.abspath(p))
+        if p not in ISOLATION.hide:
+            ISOLATION.hide.append(p)
+
+
+def sandbox_mode() -> str:
+    """'bwrap' or 'none' (unsafe); raises SandboxUnavailable when neither is allowed."""
+    return sandbox.require(ISOLATION.unsafe)
+
+
+def grader_paths() -> list[Path]:
+    """What untrusted code must never see: the reference cache, the task directories (gold and
+    broken migrations, evaluate.py, other tasks), the install's git history, $HOME, run roots."""
+    from gpu2tpu.corpus import TASKS_DIR
+    from gpu2tpu.harness.execution import cache_root
+
+    paths = [cache_root(), TASKS_DIR, Path(os.path.expanduser("~"))]
+    for parent in Path(__file__).resolve().parents:
+        if (parent / ".git").exists():
+            paths.append(parent / ".git")
+            break
+    return [*paths, *ISOLATION.hide]
+
+
+def interpreter_paths() -> list[Path]:
+    """The interpreter and its packages: shown (read-only) even inside a hidden $HOME."""
+    return sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()})
+
+
+def confinement(writable: list[Path], hide: list[Path]) -> Confinement:
+    """The standard confinement: `writable` only, the grader's paths and `hide` invisible."""
+    return Confinement(writable=writable, hide=[*grader_paths(), *hide],
+                       reveal=interpreter_paths(), unsafe=ISOLATION.unsafe)
 
 
 @dataclass(frozen=True)
@@ -27,16 +71,14 @@ class RunResult:
     exit_code: int
     timed_out: bool
     wall_s: float
+    sandbox: str = "bwrap"
+    truncated: tuple[str, ...] = ()
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment without secrets or device settings, plus `extra` (a target's or
-    the reference device's variables)."""
-    env = {k: v for k, v in os.environ.items()
-           if not _SECRET.search(k) and not k.startswith(_SECRET_PREFIXES) and k not in DEVICE_VARS}
-    env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"})
-    env.update(extra or {})
-    return env
+    """The allow-listed environment of every untrusted process plus `extra` (a target's or the
+    reference device's variables): no secrets, no device settings from the caller."""
+    return sandbox.sandbox_env(extra or {})
 
 
 def provenance() -> dict[str, str]:
@@ -48,45 +90,30 @@ def provenance() -> dict[str, str]:
 
 
 def run_probed(command: list[str], workdir: Path, out_dir: Path, env: dict[str, str],
-               timeout_s: float) -> RunResult:
-    """Run `command` inside `workdir` under the probe; trace and logs land in `out_dir`."""
+               timeout_s: float, hide: list[Path] | None = None) -> RunResult:
+    """Run `command` inside `workdir` under the probe, sandboxed: only `workdir`'s parent (the
+    workspace) is writable; trace and logs land in `out_dir`, which the run cannot see."""
     out_dir = Path(os.path.abspath(out_dir))  # the process runs in another working directory
     out_dir.mkdir(parents=True, exist_ok=True)
     probe = workdir.parent / "gpu2tpu_probe.py"  # beside the project copy, never inside it
     shutil.copyfile(PROBE_FILE, probe)
     trace = out_dir / "trace.jsonl"
     trace.unlink(missing_ok=True)
-    argv = [sys.executable, str(probe), "--out", str(trace), "--stamp", json.dumps(provenance()),
-            "--", *command]
-    return run_process(argv, workdir, out_dir, env, timeout_s)
+    argv = [sys.executable, str(probe), "--stamp", json.dumps(provenance()), "--", *command]
+    box = confinement([workdir.parent], [out_dir, *(hide or [])])
+    return run_process(argv, workdir, out_dir, env, timeout_s, box=box, channel=trace)
 
 
 def run_process(argv: list[str], cwd: Path, out_dir: Path, env: dict[str, str],
-                timeout_s: float, log_name: str = "") -> RunResult:
+                timeout_s: float, log_name: str = "", box: Confinement | None = None,
+                channel: Path | None = None) -> RunResult:
+    """Run `argv` in the sandbox (default: only `cwd` writable, the grader's paths and `out_dir`
+    hidden); stdout/stderr go to `out_dir`/[log_name.]stdout.log / stderr.log, truncated."""
     prefix = f"{log_name}." if log_name else ""
-    start = time.monotonic()
-    with open(out_dir / f"{prefix}stdout.log", "wb") as out, \
-            open(out_dir / f"{prefix}stderr.log", "wb") as err:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-        timed_out = False
-        try:
-            code = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            code = _kill_group(proc)
-    return RunResult(exit_code=code, timed_out=timed_out, wall_s=time.monotonic() - start)
-
-
-def _kill_group(proc: subprocess.Popen) -> int:
-    """SIGTERM the whole process group (the probe writes its end record), then SIGKILL."""
-    for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            return proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            continue
-    return proc.wait()
+    out_dir = Path(os.path.abspath(out_dir))
+    if box is None:
+        box = confinement([cwd], [out_dir])
+    res = sandbox.run(argv, cwd, env, box, Limits(timeout_s=timeout_s),
+                      out_dir / f"{prefix}stdout.log", out_dir / f"{prefix}stderr.log", channel)
+    return RunResult(exit_code=res.exit_code, timed_out=res.timed_out, wall_s=res.wall_s,
+                     sandbox=res.sandbox, truncated=tuple(res.truncated))

@@ -100,12 +100,11 @@ class RunSpec:
 
 
 def task_content_hash(task_dir: Path) -> str:
-    """SHA-256 over every file of the task (names and bytes), ignoring caches."""
+    """SHA-256 over every file of the task (names and bytes), bytecode included: a stray .pyc
+    changes the hash (and so the reference key) instead of going unnoticed."""
     digest = hashlib.sha256()
     for path in sorted(p for p in task_dir.rglob("*") if p.is_file()):
         rel = path.relative_to(task_dir).as_posix()
-        if "__pycache__" in rel or rel.endswith(".pyc"):
-            continue
         digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 

@@ -108,19 +108,20 @@ def test_probe_passes_exit_status_through(tmp_path: Path) -> None:
 def test_time_limit_kills_the_process_group(tmp_path: Path) -> None:
     work = tmp_path / "project"
     work.mkdir()
-    (work / "train.py").write_text(
+    (work / "train.py").write_text(  # a grandchild in its own session, beating into a file
         "import subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-        "open('child.pid', 'w').write(str(child.pid))\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True:\\n"
+        "    open(\\'beat\\', \\'a\\').write(\\'.\\'); time.sleep(0.1)'], start_new_session=True)\n"
         "time.sleep(600)\n")
     start = time.monotonic()
     res = run_probed(["train.py"], work, tmp_path / "out", clean_env(), 20)
     assert res.timed_out and time.monotonic() - start < 60
     trace = Trace.load(tmp_path / "out" / "trace.jsonl")
     assert trace.end and "signal" in trace.end["error"]
-    status = Path(f"/proc/{int((work / 'child.pid').read_text())}/status")
-    time.sleep(0.5)
-    assert not status.exists() or "zombie" in status.read_text()  # the grandchild was killed too
+    beats = (work / "beat").read_text()
+    assert beats
+    time.sleep(1.0)
+    assert (work / "beat").read_text() == beats  # the grandchild ended with the run
 
 
 def _record(losses: list[float], exit_code: int = 0) -> RunRecord:
