@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from gpu2tpu import __version__
+from gpu2tpu.harness.migrations import migration_patch, original_tree
 from gpu2tpu.harness.report import GOAL, GOLD, PROCESS, seed_dir, write_json
 from gpu2tpu.harness.runner import PROBE_FILE, clean_env, provenance, run_probed, run_process
 from gpu2tpu.harness.spec import RunSpec
@@ -21,6 +22,18 @@ from gpu2tpu.harness.targets import Target, reference_env
 from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
 
 Progress = Callable[[str], None]
+MODEL_STATE = "gpu2tpu_model_state.pt"  # beside the project tree, written by the probe
+SEED_OFFSET_ENV = "GPU2TPU_SEED_OFFSET"
+
+
+def reference_device() -> str:
+    """`cuda` where this machine has a CUDA device, else `cpu` (chooses the task's reference_args)."""
+    try:
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except Exception:
+        return "cpu"
 
 
 def runtime_versions() -> dict[str, str | None]:
@@ -39,7 +52,14 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
 
     Writes trace.jsonl, stdout.log, stderr.log, process.json and goal.json into `out_dir`."""
     env = clean_env(target.env(spec.target_chips) if target else reference_env())
-    result = run_probed(spec.command_for_seed(seed), ws.project, out_dir, env, spec.timeout_s)
+    command = spec.command_for_seed(seed)
+    if target is None:  # the reference device: the project's own switch for it, if any
+        command += list(spec.reference_args.get(reference_device(), ()))
+    if spec.seed_offset(seed):
+        env[SEED_OFFSET_ENV] = str(spec.seed_offset(seed))
+    model = ws.root / MODEL_STATE if spec.checkpoint is None else None
+    result = run_probed(command, ws.project / spec.workdir, out_dir, env, spec.timeout_s,
+                        probe_dir=ws.root, save_model=model)
     process = {"schema_version": 1, **provenance(), "exit_code": result.exit_code,
                "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3),
                "target": target.name if target else None,
@@ -50,13 +70,16 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
 
 
 def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
-    checkpoint = ws.project / spec.checkpoint
+    checkpoint = ws.project / spec.checkpoint if spec.checkpoint else ws.root / MODEL_STATE
     base = {"schema_version": 1, **provenance(), "metric": spec.goal.metric, "value": None}
     if not checkpoint.exists():
-        return {**base, "error": f"checkpoint {spec.checkpoint} was not written"}
+        what = spec.checkpoint or "the trained model's state_dict (saved by the probe)"
+        return {**base, "error": f"checkpoint {what} was not written"}
     goal_file = out_dir / "goal.raw.json"
     argv = [sys.executable, str(spec.task_dir / "evaluate.py"), "--checkpoint", str(checkpoint),
             "--out", str(goal_file)]
+    if spec.upstream:  # the model and held-out data come from the pristine, prepared tree
+        argv += ["--project", str(original_tree(spec))]
     res = run_process(argv, spec.task_dir, out_dir, clean_env(), 300, log_name="evaluate")
     base["wall_s"] = round(res.wall_s, 3)
     if res.exit_code != 0 or not goal_file.exists():
@@ -71,7 +94,8 @@ def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
 def reference_key(spec: RunSpec, target: Target) -> str:
     parts = {"task": spec.content_hash, "target": target.name, "harness": __version__,
              "probe": hashlib.sha256(PROBE_FILE.read_bytes()).hexdigest(),
-             "python": sys.version.split()[0], **runtime_versions()}
+             "python": sys.version.split()[0], "reference_device": reference_device(),
+             **runtime_versions()}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -101,7 +125,7 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
             finally:
                 ws.cleanup()
         progress(f"{spec.task_id}: gold migration on {target.name}")
-        ws = apply_patch(spec, spec.gold_patch.read_text())
+        ws = apply_patch(spec, migration_patch(spec, "gold"))
         try:
             run_and_record(spec, ws, building / GOLD, spec.seed, target)
         finally:

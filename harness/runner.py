@@ -48,16 +48,19 @@ def provenance() -> dict[str, str]:
 
 
 def run_probed(command: list[str], workdir: Path, out_dir: Path, env: dict[str, str],
-               timeout_s: float) -> RunResult:
-    """Run `command` inside `workdir` under the probe; trace and logs land in `out_dir`."""
+               timeout_s: float, probe_dir: Path | None = None,
+               save_model: Path | None = None) -> RunResult:
+    """Run `command` inside `workdir` under the probe; trace and logs land in `out_dir`. The probe
+    is copied into `probe_dir` (default: beside `workdir`), outside the project tree. With
+    `save_model`, the probe saves the trained module's state_dict there when the script ends."""
     out_dir = Path(os.path.abspath(out_dir))  # the process runs in another working directory
     out_dir.mkdir(parents=True, exist_ok=True)
-    probe = workdir.parent / "gpu2tpu_probe.py"  # beside the project copy, never inside it
+    probe = (probe_dir or workdir.parent) / "gpu2tpu_probe.py"
     shutil.copyfile(PROBE_FILE, probe)
     trace = out_dir / "trace.jsonl"
     trace.unlink(missing_ok=True)
     argv = [sys.executable, str(probe), "--out", str(trace), "--stamp", json.dumps(provenance()),
-            "--", *command]
+            *(["--save-model", str(save_model)] if save_model else []), "--", *command]
     return run_process(argv, workdir, out_dir, env, timeout_s)
 
 

@@ -29,9 +29,15 @@ class Workspace:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def original_tree(spec: RunSpec) -> Path:
+    from gpu2tpu.harness.migrations import original_tree as tree
+
+    return tree(spec)
+
+
 def fresh_copy(spec: RunSpec) -> Workspace:
     ws = Workspace(Path(tempfile.mkdtemp(prefix=f"gpu2tpu-{spec.task_id}-")))
-    shutil.copytree(spec.project_dir, ws.project, ignore=_IGNORE)
+    shutil.copytree(original_tree(spec), ws.project, ignore=_IGNORE, symlinks=True)
     return ws
 
 
@@ -93,7 +99,7 @@ def diff_dirs(original: Path, migrated: Path) -> str:
 def from_directory(spec: RunSpec, migrated: Path) -> tuple[Workspace, str]:
     if not migrated.is_dir():
         raise PatchRejected(f"migrated_dir {migrated} is not a directory")
-    patch = diff_dirs(spec.project_dir, migrated)
+    patch = diff_dirs(original_tree(spec), migrated)
     check_paths(spec, touched_paths(patch))
     ws = Workspace(Path(tempfile.mkdtemp(prefix=f"gpu2tpu-{spec.task_id}-")))
     shutil.copytree(migrated, ws.project, ignore=_IGNORE)
