@@ -128,11 +128,24 @@ def read_task_yaml(task_dir: Path) -> dict[str, Any]:
     return raw
 
 
+_TYPES = (("task_id", (str,), "str"), ("title", (str,), "str"), ("command", (list,), "list"),
+          ("seed", (int,), "int"), ("steps", (int,), "int"), ("target_chips", (int,), "int"),
+          ("reference_seeds", (list,), "list of ints"), ("timeout_s", (int, float), "number"),
+          ("protected", (list,), "list"), ("fallback_allowlist", (list,), "list"),
+          ("goal", (dict,), "mapping"), ("tolerances", (dict,), "mapping"),
+          ("performance", (dict,), "mapping"))
+
+
 def load_spec(task_dir: Path) -> RunSpec:
     """The one reader of task.yaml: the harness, the agent, the corpus and the leaderboard use it."""
     task_dir = Path(task_dir).expanduser().resolve()
     path = task_dir / "task.yaml"
     raw = read_task_yaml(task_dir)
+    for key, kinds, name in _TYPES:
+        value = raw.get(key)
+        wrong = not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
+        if value is not None and wrong:
+            raise UserError(f"{path}: {key}: expected {name}, found {value!r}")
     try:
         spec = RunSpec(
             task_id=str(raw["task_id"]), task_dir=task_dir, title=str(raw["title"]),
