@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,11 @@ from gpu2tpu.corpus.scanner import SCANNER_VERSION
 from gpu2tpu.corpus.schema import PROJECT_COLUMNS, TASK_COLUMNS
 
 CHART_NAME = "difficulty.svg"
+STUDY_TITLE = "From GPU to TPU with Coding Agents: What Works, What Fails, and What It Costs?"
+STUDY_SEARCH = ("https://arxiv.org/search/?searchtype=title&query="
+                "From+GPU+to+TPU+with+Coding+Agents")
+HUB_URL = "https://huggingface.co/datasets/gpu2tpu/corpus"
+EXAMPLE_PREFERENCE = ("tkipf/pygcn",)  # a small project that is also an upstream task
 CITATION = """@misc{gpu2tpu_corpus,
   title        = {gpu2tpu corpus: PyTorch research projects pinned for GPU-to-TPU migration},
   author       = {{gpu2tpu contributors}},
@@ -59,6 +65,16 @@ def _licence_table(projects: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _runnability_table(projects: list[dict[str, Any]]) -> str:
+    counts = Counter(str(r.get("cpu_task")) for r in projects)
+    lines = ["| cpu_task | projects | examples |", "|---|---:|---|"]
+    for verdict in ("likely", "possible", "unlikely"):
+        names = sorted(str(r.get("repo")) for r in projects if r.get("cpu_task") == verdict)
+        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        lines.append(f"| {verdict} | {counts[verdict]} | {shown} |")
+    return "\n".join(lines)
+
+
 def _considered_table(rows: list[Considered]) -> str:
     counts = Counter((r.decision, r.reason) for r in rows)
     lines = ["| decision | reason | candidates |", "|---|---|---:|"]
@@ -68,8 +84,10 @@ def _considered_table(rows: list[Considered]) -> str:
     return "\n".join(lines)
 
 
-def header(splits: dict[str, dict[str, str]], n_rows: int) -> str:
-    """YAML front matter; `splits` maps config -> split -> parquet path (empty splits omitted)."""
+def header(splits: dict[str, dict[str, str]], n_rows: int,
+           sizes: dict[str, dict[str, int]] | None = None) -> str:
+    """YAML front matter; `splits` maps config -> split -> parquet path (empty splits omitted);
+    `sizes` maps config -> split -> rows (written as `dataset_info` split sizes)."""
     configs = []
     for config, files in splits.items():
         if not files:
@@ -89,12 +107,34 @@ def header(splits: dict[str, dict[str, str]], n_rows: int) -> str:
         "size_categories": [size],
         "configs": configs,
     }
+    if sizes:
+        meta["dataset_info"] = [
+            {"config_name": c["config_name"],
+             "splits": [{"name": f["split"], "num_examples": sizes[c["config_name"]][f["split"]]}
+                        for f in c["data_files"]]}
+            for c in configs]
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
+
+
+def example_record(projects: list[dict[str, Any]]) -> str:
+    """One `projects` row as JSON (the preferred example if present, else the first main row;
+    `record_json` and the long count maps shortened)."""
+    main = [r for r in projects if r.get("split") == "main"] or projects
+    if not main:
+        return "{}"
+    row = next((r for r in main if r.get("repo") in EXAMPLE_PREFERENCE), main[0])
+    shown = {k: v for k, v in row.items() if k != "record_json"}
+    shown["counts"] = {k: v for k, v in (row.get("counts") or {}).items() if v}
+    shown["record_json"] = "... (the whole source record as JSON)"
+    return json.dumps(shown, indent=1, ensure_ascii=False, default=str)
 
 
 def render(splits: dict[str, dict[str, str]], projects: list[dict[str, Any]],
            tasks: list[dict[str, Any]], considered: list[Considered], revision: str) -> str:
     """The whole card text."""
+    sizes: dict[str, dict[str, int]] = {
+        "projects": dict(Counter(str(r.get("split")) for r in projects)),
+        "tasks": {"practice": len(tasks)}}
     table = stats.domain_bucket(projects)
     n_main = sum(1 for r in projects if r.get("split") == "main")
     inclusion = (PACKAGE_DIR / "INCLUSION.md").read_text(encoding="utf-8").split("\n", 2)[-1]
@@ -121,8 +161,48 @@ benchmark, which measures coding agents that migrate such projects from GPUs to 
 - config `tasks`: {tasks_note}
 
 The dataset contains metadata and facts only (repository names, commit ids, licences, counts,
-paper titles, reported numbers), never code or README prose. Each project keeps its own licence;
-cite the paper linked in `paper_url` when you use a project.
+paper titles, reported numbers), never code or README prose.
+
+**Licence.** The card's licence (Apache-2.0) covers this metadata only. Each project keeps its
+own licence (column `licence`, detected from its LICENSE file at the pinned commit); the code is
+never redistributed here and is fetched from its repository at the pinned commit when a task runs.
+Cite the paper linked in `paper_url` when you use a project.
+
+## Links
+
+- Code: the `gpu2tpu` Python package (one distribution): `corpus/` builds this dataset,
+  `harness/` grades migrations, `leaderboard/` ranks them. Dataset on the Hub: {HUB_URL}.
+- Leaderboard: built by the same package (`gpu2tpu leaderboard ...`, a DuckDB store and a static
+  page); results are tied to this card's revision.
+- The study gpu2tpu builds on: *{STUDY_TITLE}* (arXiv preprint; {STUDY_SEARCH}).
+
+## Example record (`projects`, split `main`)
+
+```json
+{example_record(projects)}
+```
+
+Zero counts are left out and `record_json` is abbreviated here; the dataset holds them in full.
+
+## How tasks are graded
+
+A project becomes a task when it has a `task.yaml` (RunSpec: command, seed, steps, stand-in data,
+target chips, precision policy, protected paths, tolerances), a harness-owned `evaluate.py` and a
+gold migration proving it solvable. An agent's migration is run under a probe next to the original
+code's reference runs, and five criteria, pure functions over the two traces, decide:
+
+1. **runs**: exit status 0, the expected optimizer steps reached, within the time limit;
+2. **numerics**: step-0 loss and gradient norm, and the loss curve, within a band calibrated from
+   the reference runs' own spread; optimizer, learning rates, clipping, batch size and step count
+   unchanged (precision changes only where the task's policy allows, e.g. fp16 -> bf16);
+3. **hardware**: parameters and loss on the target XLA/TPU device, the chips the task asks for,
+   CPU fallbacks within the task's allowlist;
+4. **goal**: the project's goal metric, computed by harness code, within tolerance of the reference;
+5. **performance**: bounded recompilation and host syncs, step time within the task's budget.
+
+A migration counts as migrated only when all five pass; a failure whose process exited 0 is
+reported as silent. Printed text is never trusted: verdicts come from exit codes and the probe's
+records. Infrastructure failures are labelled `infra` and kept out of scores.
 
 ```python
 from datasets import load_dataset
@@ -153,10 +233,14 @@ import gpu2tpu.corpus; gpu2tpu.corpus.load("projects")        # the copy inside 
 2. Curation: for each candidate a curator read the snapshot (README, LICENSE, tree) and either
    wrote a record (`corpus/projects/<owner>__<name>.yaml`: paper, domain, task, datasets, training
    command, reported results) or logged why it was left out (`considered.tsv`, below).
+   Which eligible candidates fill the slots is computed by a stated rule (`gpu2tpu corpus
+   select`: owner cap, one preference key, domain cap; see Inclusion criteria, point 8).
 3. Scan: `gpu2tpu corpus scan --all` (scanner version {SCANNER_VERSION}) read each snapshot at its
    pinned commit through `git ls-tree` / `git cat-file`, counted the constructs below in every
    Python file (comment lines removed), detected the licence from the LICENSE/COPYING text and read
-   dependency files. No project code was run.
+   dependency files. From the record's training command it follows the import graph (Python
+   `ast`) to tell hard CUDA-only dependencies from guarded, conditional or off-path ones, each
+   with its file:line, and estimates CPU runnability. No project code was run.
 4. `gpu2tpu corpus check` validated every record; `gpu2tpu corpus build` wrote these files
    deterministically (same records, same bytes). `REVISION` is the first 12 hex digits of the
    SHA-256 of the parquet files' bytes, concatenated in path order.
@@ -170,9 +254,13 @@ import gpu2tpu.corpus; gpu2tpu.corpus.load("projects")        # the copy inside 
 Tier is the hardest kind of GPU dependency present: **0** device-agnostic; **1** CUDA runtime
 idioms (`.cuda()`, `torch.cuda.*`, "cuda" strings, cudnn flags, pin_memory, non_blocking);
 **2** precision, distribution or compilation (autocast, GradScaler, fp16, TF32 flags,
-torch.distributed/DDP/NCCL, DataParallel, torch.compile); **3** custom kernels (`.cu` files,
-cpp_extension, Triton kernels, numba.cuda) or CUDA-only packages (apex, flash_attn, xformers,
-bitsandbytes, mamba_ssm, deepspeed, tinycudann, spconv, MinkowskiEngine, ...).
+torch.distributed/DDP/NCCL, DataParallel, torch.compile); **3** the training path cannot run
+without CUDA-only code: a `hard` use site (module-level, unguarded, in a file the training entry
+loads) of a custom kernel (compiled CUDA extension, `cpp_extension.load`, Triton, numba.cuda) or
+a CUDA-only package (apex, flash_attn, xformers, bitsandbytes, mamba_ssm, deepspeed, tinycudann,
+spconv, ...). Guarded (try/except with a fallback), conditional (behind an `if` or inside a
+function), off-path (evaluation, tools) and declared-only uses are listed in
+`cuda_only_evidence` but do not make tier 3.
 
 Score = min(100, round(floor[tier] + sum over components of weight x n / (n + half))), where n is
 the component's summed count: each component saturates, worth half its weight at n = half.
@@ -193,6 +281,11 @@ Tiers:
 
 {stats.markdown_tier_table(stats.tier_counts(projects))}
 
+CPU runnability (could the project become a runnable task on a CPU-only machine; an estimate with
+reasons in `cpu_task_reasons`; the queue for the next upstream tasks):
+
+{_runnability_table(projects)}
+
 ![projects per domain and difficulty]({CHART_NAME})
 
 Licences:
@@ -206,7 +299,27 @@ log).
 
 {_considered_table(considered)}
 """
-    return header(splits, len(projects) + len(tasks)) + body
+    return header(splits, len(projects) + len(tasks), sizes) + body + LIMITATIONS
+
+
+LIMITATIONS = """
+## Limitations
+
+- Static analysis only: no project was installed or run. Counts are regular expressions over
+  Python source; the tier comes from an import-graph analysis (Python `ast`) from the curated
+  training command. Code loaded by name from configuration that the scanner cannot resolve, or
+  imports resolved by suffix to the wrong file, can misplace a dependency; each record lists its
+  evidence (file:line, import chain) so a reader can check.
+- One commit per project: later fixes upstream are not reflected; reported results are the
+  README's numbers, not reproduced here.
+- Licences are detected from licence text by phrase matching; `licence_seen` is the curator's
+  reading. Where they differ, the repository's own licence file is authoritative.
+- Selection: candidates come from curators' searches and are biased toward popular, English,
+  GitHub-hosted projects with a paper; domain quotas and the per-owner limit shape the mix
+  (see Candidates considered). The corpus is not a random sample of research code.
+- Runnability estimates (CPU stand-in data, model size, heavyweight dependencies) are estimates
+  for choosing the next tasks, not guarantees.
+"""
 
 
 def write_chart(out_dir: Path, projects: list[dict[str, Any]]) -> None:

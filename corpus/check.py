@@ -17,11 +17,12 @@ DECISIONS = ("included", "reference_only", "excluded")
 REASONS = ("ok", "not_pytorch", "no_cuda", "no_training_entry", "no_licence", "no_paper",
            "too_large", "too_small", "duplicate", "owner_cap", "fetch_failed", "quota_full",
            "not_research")
-OWNER_CAP = 5
+OWNER_CAP = 4  # as corpus/curation/selection.yaml
 MAX_DOMAIN_SHARE = 0.20
 MIN_TIER3 = 15
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9_.\-]+$")
+_ARXIV_ID = re.compile(r"arxiv\.org/(?:abs|pdf)/(\d{2})\d{2}\.\d{4,5}")
 _CURATED_STR = ("paper_title", "task", "train_command", "licence_seen")
 
 
@@ -80,6 +81,9 @@ def _check_curated(cur: dict[str, Any], bad: Any) -> None:
     year = cur.get("paper_year")
     if not isinstance(year, int) or isinstance(year, bool) or not 1980 <= year <= 2027:
         bad("curated.paper_year", f"must be a year (integer), found {year!r}")
+    elif isinstance(url, str) and (m := _ARXIV_ID.search(url)) and year != 2000 + int(m[1]):
+        bad("curated.paper_year", f"{year} but the rule is the year of the first public version: "
+                                  f"the arXiv id in paper_url says {2000 + int(m[1])}")
     if cur.get("domain") not in DOMAINS:
         bad("curated.domain", f"must be one of {', '.join(DOMAINS)}, found {cur.get('domain')!r}")
     for key in ("datasets", "hardness_notes"):

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 from gpu2tpu.corpus import DATA_DIR, TASKS_DIR
 
-DEFAULT_MIRROR_ROOT = Path("/work/.mirror")
+# where `fetch`-style snapshots live (<owner>+<name>/); set GPU2TPU_MIRROR_ROOT or --mirror-root
+DEFAULT_MIRROR_ROOT = Path(os.environ.get("GPU2TPU_MIRROR_ROOT")
+                           or Path.home() / ".cache" / "gpu2tpu" / "mirror")
 
 
 def _user_error(msg: str) -> Exception:
@@ -70,6 +73,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-invalid", action="store_true",
                    help="build even when `corpus check` reports problems")
     p.set_defaults(func=_build)
+
+    p = csub.add_parser("select", help="apply the selection rule to the records and the logs",
+                        description="Rank every eligible candidate by the rule in "
+                        "corpus/selection.py (parameters: curation/selection.yaml) and print which "
+                        "records it keeps, which it drops and which candidates must be read next.")
+    p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR, help="records folder")
+    p.add_argument("--curation-dir", type=Path, default=CURATION_DIR,
+                   help="considered logs, selection.yaml, candidate-scans.tsv")
+    p.add_argument("--scan-candidates", type=Path, metavar="CANDIDATES_TSV",
+                   help="first rescan the candidates excluded only by selection rules from their "
+                   "snapshots (domain guesses from this candidates.tsv) into candidate-scans.tsv")
+    p.add_argument("--mirror-root", type=Path, default=DEFAULT_MIRROR_ROOT,
+                   help="snapshots as <owner>+<name>/ (default %(default)s)")
+    p.set_defaults(func=_select)
 
     p = csub.add_parser("stats", help="print the domain x difficulty table and tier counts",
                         description="Count records per domain and difficulty bucket, and per "
@@ -141,7 +158,11 @@ def _scan_record(path: Path, mirror_root: Path) -> str:
     if not isinstance(repo, str) or not isinstance(commit, str):
         raise ValueError("record needs repo and commit")
     t0 = time.perf_counter()
-    scan = scan_path(find_mirror(repo, mirror_root), commit, repo=repo)
+    curated = rec.data.get("curated") if isinstance(rec.data.get("curated"), dict) else {}
+    command = curated.get("train_command")
+    scan = scan_path(find_mirror(repo, mirror_root), commit, repo=repo,
+                     train_command=command if isinstance(command, str) else None,
+                     curated=curated)
     write_scan(path, scan)
     return (f"{repo}: tier {scan['tier']} score {scan['score']} {scan['bucket']} "
             f"licence {scan['licence']['spdx']} ({time.perf_counter() - t0:.2f}s)")
@@ -202,6 +223,41 @@ def _build(args: argparse.Namespace) -> int:
     if res.problems:
         print(f"warning: built despite {len(res.problems)} problem(s) (--allow-invalid)",
               file=sys.stderr)
+    return 0
+
+
+def _select(args: argparse.Namespace) -> int:
+    import csv
+
+    from gpu2tpu.corpus import selection
+    from gpu2tpu.corpus.records import load_considered, load_records
+
+    considered, problems = load_considered(args.curation_dir)
+    if problems:
+        raise _user_error("; ".join(problems))
+    if args.scan_candidates:
+        with args.scan_candidates.open(encoding="utf-8", newline="") as fh:
+            guess = {r["repo"]: r.get("domain_guess", "") for r in
+                     csv.DictReader(fh, delimiter="\t")}
+        rows, missing = selection.scan_candidates(considered, args.mirror_root, guess)
+        path = selection.write_candidate_scans(args.curation_dir, rows)
+        print(f"wrote {path} ({len(rows)} candidates; {len(missing)} without a snapshot: "
+              f"{', '.join(missing) or '-'})")
+    try:
+        rules = selection.load_rules(args.curation_dir)
+    except ValueError as exc:
+        raise _user_error(str(exc)) from exc
+    records = [r.data for r in load_records(args.projects_dir) if r.data is not None]
+    cands = selection.eligible(records, considered,
+                               selection.load_candidate_scans(args.curation_dir),
+                               set(rules["tasks"]))
+    sel = selection.select(cands, rules)
+    print(f"rule selects {len(sel.chosen)} of {len(cands)} eligible (target "
+          f"{rules['target_count']}, owner cap {rules['owner_cap']})")
+    for c, why in sel.dropped:
+        print(f"drop\t{c.repo}\t{why}")
+    for c in sel.to_read:
+        print(f"read\t{c.repo}\t{c.domain}\t{c.python_lines} lines")
     return 0
 
 

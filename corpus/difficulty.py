@@ -6,8 +6,11 @@ Tier (the hardest kind of GPU dependency present):
     non_blocking.
   2 precision / distribution / compilation: autocast, GradScaler, `.half()`/float16, TF32 flags,
     torch.distributed / DDP / NCCL, DataParallel, torch.compile, apex imports.
-  3 custom kernels or CUDA-only packages: `.cu`/`.cuh` files, cpp_extension / CUDAExtension /
-    load_inline, Triton kernels, numba.cuda, or any CUDA-only dependency (apex, flash_attn, ...).
+  3 the training path cannot run without CUDA-only code: at least one `hard` use site of a
+    CUDA-only package, a compiled CUDA extension, Triton or numba.cuda (see gpu_deps.py: an
+    import guarded by try/except, behind an `if` or in a function, or outside the training
+    entry's import closure does not count). Scans older than scanner 2.0 used the presence of
+    any such code or listed package instead.
 
 Score (0-100) = min(100, round(FLOOR[tier] + sum_c weight_c * n_c / (n_c + half_c))): each
 component's count n_c saturates (it is worth half its weight at n_c = half_c), and the tier sets a
@@ -54,7 +57,11 @@ def _count(scan: dict[str, Any], key: str) -> int:
 
 def tier_of(scan: dict[str, Any]) -> int:
     counts = scan.get("counts") or {}
-    if (_count(scan, "size:cuda_files") or scan.get("cuda_only_deps")
+    cuda_only = scan.get("cuda_only")
+    if isinstance(cuda_only, dict):  # scanner 2.x: only hard dependencies make tier 3
+        if cuda_only.get("hard"):
+            return 3
+    elif (_count(scan, "size:cuda_files") or scan.get("cuda_only_deps")
             or any(counts.get(k, 0) for k in TIER3)):
         return 3
     if any(counts.get(k, 0) for k in TIER2):
@@ -102,8 +109,10 @@ def flags_of(scan: dict[str, Any]) -> list[str]:
         "torch_compile": c.get("torch_compile", 0) > 0,
         "hardcoded_cuda": c.get("cuda_call", 0) + c.get("cuda_string", 0) > 0,
         "cudnn_flags": c.get("cudnn_flags", 0) > 0,
-        "dynamic_shapes": sum(c.get(k, 0) for k in ("nonzero", "bool_mask_index", "unique",
-                                                     "masked_select")) > 0,
+        # on the training path when the scan knows it (scanner 2.x), else anywhere
+        "dynamic_shapes": sum((scan.get("training_path_counts") or c).get(k, 0)
+                              for k in ("nonzero", "bool_mask_index", "unique",
+                                        "masked_select")) > 0,
         "host_sync_item": c.get("item", 0) > 0,
         "grad_clipping": c.get("clip_grad_norm", 0) > 0,
         "grad_checkpointing": c.get("grad_checkpointing", 0) > 0,
@@ -114,7 +123,8 @@ def flags_of(scan: dict[str, Any]) -> list[str]:
         "no_licence": not lic.get("spdx"),
         "non_permissive": bool(lic.get("spdx")) and not lic.get("permissive"),
         "no_dependency_file": not deps.get("files"),
-        "no_train_entry": not entry.get("train"),
+        "no_train_entry": not entry.get("train")
+        and (scan.get("cuda_only") or {}).get("roots_from") != "train_command",
         "large": size.get("python_lines", 0) > 60000,
         "notebooks": size.get("notebooks", 0) > 0,
         "old_torch_pin": _old_torch(deps.get("pinned") or {}),

@@ -19,7 +19,8 @@ CONSTRUCTS: dict[str, str] = {
     "pin_memory": r"\bpin_memory\b",
     "non_blocking": r"\bnon_blocking\s*=\s*True\b",
     # precision, distribution, compilation (tier 2)
-    "autocast": r"\bautocast\s*\(|\bamp\.autocast\b",
+    "autocast": r"\bautocast\s*\(|\bamp\.autocast\b|\bpartial\(\s*(?:[\w\.]*\.)?autocast\b"
+    r"|\bis_autocast_enabled\s*\(",
     "grad_scaler": r"\bGradScaler\b",
     "half_precision": r"\.half\(\)|\btorch\.float16\b|\btorch\.half\b",
     "tf32_flags": r"\ballow_tf32\b|\bset_float32_matmul_precision\b",
@@ -41,10 +42,11 @@ CONSTRUCTS: dict[str, str] = {
     # XLA hazards: host syncs and dynamic shapes
     "item": r"\.item\(\)",
     "host_transfer": r"\.cpu\(\)|\.numpy\(\)|\.tolist\(\)",
-    "nonzero": r"\bnonzero\s*\(|\bargwhere\s*\(",
+    # numpy's np.nonzero / np.unique run on the host and are not XLA hazards
+    "nonzero": r"(?<!\bnp\.)(?<!numpy\.)\b(?:nonzero|argwhere)\s*\(",
     "bool_mask_index": r"[\w\)\]]\[\s*~?\s*[\w\.]*mask\w*\s*\]"
     r"|[\w\)\]]\[(?![^\]\n]*\b(?:for|if|lambda)\b)[^\[\]\n:]*?[\w\)\]]\s*(?:==|!=|>=|<=|>|<)\s*[^\[\]\n]*\]",
-    "unique": r"\.unique\s*\(|\bunique_consecutive\s*\(",
+    "unique": r"(?<!\bnp)(?<!numpy)\.unique\s*\(|\bunique_consecutive\s*\(",
     "masked_select": r"\bmasked_select\s*\(",
 }
 COMPILED = {name: re.compile(rx, re.MULTILINE) for name, rx in CONSTRUCTS.items()}
@@ -72,9 +74,12 @@ NEEDLES: dict[str, tuple[str, ...]] = {
 assert NEEDLES.keys() == CONSTRUCTS.keys()
 
 
-def count_constructs(code: str, counts: dict[str, int]) -> None:
-    """Add this file's occurrences of every construct to `counts`."""
+def count_constructs(code: str, counts: dict[str, int],
+                     only: tuple[str, ...] | None = None) -> None:
+    """Add this file's occurrences of every construct (or of those in `only`) to `counts`."""
     for name, rx in COMPILED.items():
+        if only is not None and name not in only:
+            continue
         if any(needle in code for needle in NEEDLES[name]):
             counts[name] += len(rx.findall(code))
 

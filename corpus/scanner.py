@@ -6,10 +6,10 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpu2tpu.corpus import difficulty, patterns
+from gpu2tpu.corpus import difficulty, gpu_deps, patterns, runnability, train_roots
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "1.0"
+SCANNER_VERSION = "2.2"
 
 PY_SUFFIXES = (".py",)
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -38,6 +38,8 @@ _QUOTED_PIN = re.compile(r"""['"]([A-Za-z0-9][\w\.\-]*)(?:\[[^\]]*\])?\s*==\s*([
 _REQ_NAME = re.compile(r"^\s*-?\s*([A-Za-z0-9][\w\.\-]*)")
 _COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
 _SKIP_DIRS = {"test", "tests", "unittest", "unittests", "docs", "doc", "config", "configs"}
+TRAINING_PATH_KEYS = ("nonzero", "bool_mask_index", "unique", "masked_select", "item",
+                      "host_transfer")
 _TRAIN_HINTS = (".backward(", "Trainer(", ".fit(", "train(")  # with a __main__ guard
 
 
@@ -106,14 +108,27 @@ def _repo_name(source: RepoSource, path: Path) -> str:
     return path.resolve().name
 
 
-def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
-    """Scan an opened source; returns the record's `scan:` mapping."""
+def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
+                curated: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Scan an opened source; returns the record's `scan:` mapping.
+
+    `train_command` (the record's curated command) names the training entry point whose import
+    closure decides which CUDA-only code is a hard dependency; without it, the detected training
+    scripts are used. `curated` (the record's curated facts: datasets, task, paper) feeds the
+    CPU runnability estimate.
+    """
     entries = source.entries()
     size = dict.fromkeys(SIZE_KEYS, 0)
     size["files"] = len(entries)
     counts = dict.fromkeys(patterns.CONSTRUCTS, 0)
     frameworks = dict.fromkeys(patterns.FRAMEWORKS, 0)
     deps: set[str] = set()
+    declared: set[str] = set()
+    all_declared: set[str] = set()
+    all_imported: set[str] = set()
+    hazards: dict[str, dict[str, int]] = {}  # per file: XLA hazards, summed later on the path
+    py_texts: dict[str, str] = {}
+    shell_texts: dict[str, str] = {}
     train: list[str] = []
     evals: list[str] = []
     absent = {e.path for e in entries if e.size < 0}  # blobs the snapshot does not hold
@@ -127,7 +142,8 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
         size["cuda_files"] += suffix in CUDA_SUFFIXES
         size["cpp_files"] += suffix in CPP_SUFFIXES
         size["cython_files"] += suffix in CYTHON_SUFFIXES
-        if (suffix in PY_SUFFIXES and e.size <= MAX_TEXT_BYTES) or _is_dep_file(e.path):
+        if ((suffix in PY_SUFFIXES and e.size <= MAX_TEXT_BYTES) or _is_dep_file(e.path)
+                or (suffix in (".sh", ".yaml", ".yml") and 0 <= e.size <= 200_000)):
             to_read.append(e)
     ranked = sorted((rank, e) for e in entries if (rank := _licence_rank(e.path)))
     licence_files = [e for _rank, e in ranked[:5]]
@@ -153,14 +169,21 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
             dep_files.append(path)
             for name, version in _pins(path, text):
                 pinned.setdefault(name.lower().replace("_", "-"), version)
-            deps.update(d for n in _declared_names(path, text)
-                        if (d := patterns.cuda_deps_of_name(n)))
+            names = _declared_names(path, text)
+            all_declared.update(names)
+            declared.update(d for n in names if (d := patterns.cuda_deps_of_name(n)))
+        if _suffix(path) in (".sh", ".yaml", ".yml"):
+            shell_texts[path] = text
         if _suffix(path) not in PY_SUFFIXES:
             continue
+        py_texts[path] = text
         size["python_lines"] += text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         code = _COMMENT_LINE.sub("", text)
         patterns.count_constructs(code, counts)
+        hazards[path] = dict.fromkeys(TRAINING_PATH_KEYS, 0)
+        patterns.count_constructs(code, hazards[path], TRAINING_PATH_KEYS)
         mods = patterns.imported_modules(code)
+        all_imported.update(m.split(".")[0] for m in mods)
         for fw in patterns.frameworks_of(mods):
             frameworks[fw] += 1
         deps.update(d for m in mods if (d := patterns.cuda_deps_of_name(m)))
@@ -170,6 +193,19 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
         elif kind == "eval":
             evals.append(path)
 
+    deps |= declared
+    by_suffix = gpu_deps.Resolver(py_texts).by_suffix
+    found = train_roots.training_roots(train_command, set(py_texts), shell_texts, by_suffix)
+    roots = found.scripts
+    # a config value that names a module file (`arch: arch_2dpass`): code may import it by name
+    for word in found.config_words:
+        for file in by_suffix.get(word, []):
+            if file.endswith(".py") and not file.endswith("__init__.py"):
+                found.config_modules.append(file.removesuffix(".py").replace("/", "."))
+    evidence, on_path = gpu_deps.analyse_paths(py_texts, declared, roots or _rank(train),
+                                               found.config_modules)
+    path_counts = {k: sum(hazards[f][k] for f in on_path if f in hazards)
+                   for k in TRAINING_PATH_KEYS}
     scan: dict[str, Any] = {
         "scanner_version": SCANNER_VERSION,
         "repo": repo,
@@ -181,12 +217,19 @@ def scan_source(source: RepoSource, repo: str) -> dict[str, Any]:
                          "pinned": dict(sorted(pinned.items()))},
         "frameworks": frameworks,
         "cuda_only_deps": sorted(deps),
+        "cuda_only": {"training_roots": roots or _rank(train),
+                      "roots_from": "train_command" if roots else "detected",
+                      "config_files": found.config_files[:MAX_LISTED],
+                      "hard": gpu_deps.hard_names(evidence), "evidence": evidence},
         "entry_points": {"train": _rank(train), "eval": _rank(evals)},
         "counts": counts,
+        "training_path_counts": path_counts,  # hazards in files the training entry may load
         "missing_blobs": len(absent),  # files absent from the snapshot (>= 4 MiB in fetch's)
         "missing_scanned_blobs": unread,  # of which Python/dependency/licence files
     }
     scan.update(difficulty.derive(scan))
+    scan["runnability"] = runnability.assess(curated or {}, scan, sorted(all_declared),
+                                             sorted(all_imported))
     return scan
 
 
@@ -197,8 +240,9 @@ def _entry_kind(path: str, code: str) -> str | None:
     name = parts[-1]
     if _TRAIN_NAME.match(name):
         return "train"
-    if _EVAL_NAME.match(name) and not name.startswith("test_"):
-        return "eval"
+    trains = _MAIN_GUARD.search(code) and ".backward(" in code and ".step(" in code
+    if _EVAL_NAME.match(name) and not name.startswith("test_") and not trains:
+        return "eval"  # `*_test.py` that runs its own optimizer loop is a training script
     if _MAIN_GUARD.search(code) and any(h in code for h in _TRAIN_HINTS):
         return "train"
     return None
@@ -209,10 +253,12 @@ def _rank(paths: list[str]) -> list[str]:
     return sorted(paths, key=lambda p: (p.count("/"), p))[:MAX_LISTED]
 
 
-def scan_path(path: Path, commit: str | None = None, repo: str | None = None) -> dict[str, Any]:
+def scan_path(path: Path, commit: str | None = None, repo: str | None = None,
+              train_command: str | None = None, curated: dict[str, Any] | None = None
+              ) -> dict[str, Any]:
     """Scan a checkout or git directory at `commit` (default HEAD for git, the files otherwise)."""
     source = open_source(path, commit)
     try:
-        return scan_source(source, repo or _repo_name(source, path))
+        return scan_source(source, repo or _repo_name(source, path), train_command, curated)
     finally:
         source.close()

@@ -24,7 +24,8 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
     "split": (_S, "main (permissive licence) or reference_only"),
     "paper_title": (_S, "exact title of the paper the repository implements"),
     "paper_url": (_S, "link to the paper (arXiv, proceedings, OpenReview)"),
-    "paper_year": (_I, "publication year"),
+    "paper_year": (_I, "year of the paper's first public version (for arXiv links, the year "
+                   "in the arXiv id)"),
     "domain": (_S, "one of 12 research domains"),
     "task": (_S, "short task phrase"),
     "datasets": (List(_S), "datasets the project trains or evaluates on"),
@@ -39,14 +40,29 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
     "dependency_files": (List(_S), "requirements / environment / setup files"),
     "pinned": (List({"name": _S, "version": _S}), "versions pinned with == (or conda =)"),
     "frameworks": ({k: _I for k in patterns.FRAMEWORKS}, "Python files importing each framework"),
-    "cuda_only_deps": (List(_S), "packages with no CPU/XLA path (apex, flash_attn, ...)"),
+    "cuda_only_deps": (List(_S), "packages with no CPU/XLA path (apex, flash_attn, ...) that "
+                       "the repository names anywhere"),
+    "hard_cuda_deps": (List(_S), "CUDA-only code the training path cannot run without "
+                       "(makes tier 3)"),
+    "cuda_only_evidence": (List({"name": _S, "status": _S, "where": _S, "code": _S, "via": _S}),
+                           "one line per use site: hard / guarded / conditional / off_path / "
+                           "declared, file:line, the code, the import chain for hard ones"),
     "train_entry_points": (List(_S), "likely training scripts"),
     "eval_entry_points": (List(_S), "likely evaluation scripts"),
     "counts": ({k: _I for k in patterns.CONSTRUCTS},
                "occurrences of GPU constructs and XLA hazards"),
     "missing_blobs": (_I, "files absent from the snapshot (fetch omits files of 4 MiB or more)"),
     "missing_scanned_blobs": (_I, "of those, Python / dependency / licence files"),
-    "tier": (Value("int8"), "0 device-agnostic .. 3 custom kernels / CUDA-only packages"),
+    "cpu_task": (_S, "could it become a runnable task on a CPU-only machine: likely / possible / "
+                 "unlikely (an estimate)"),
+    "cpu_task_reasons": (List(_S), "what stands in the way (blockers first)"),
+    "data_assessment": (List({"name": _S, "kind": _S, "standin_feasible": _B, "evidence": _S}),
+                        "per dataset: synthetic / small / medium / large / simulator, and "
+                        "whether stand-in data in its format is feasible"),
+    "model_size": ({"size": _S, "evidence": _S}, "small / medium / large, with the signal"),
+    "heavy_deps": (List({"name": _S, "why": _S, "seen_in": _S}),
+                   "dependencies hard to install on a sandboxed CPU machine"),
+    "tier": (Value("int8"), "0 device-agnostic .. 3 the training path needs CUDA-only code"),
     "flags": (List(_S), "derived tags"),
     "score": (_I, "difficulty score 0-100"),
     "bucket": (_S, "easy / medium / hard"),
@@ -116,6 +132,11 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
     deps = scan.get("dependencies") or {}
     entry = scan.get("entry_points") or {}
     size = scan.get("size") or {}
+    raw_cuda_only = scan.get("cuda_only")
+    cuda_only: dict[str, Any] = raw_cuda_only if isinstance(raw_cuda_only, dict) else {}
+    raw_run = scan.get("runnability")
+    run: dict[str, Any] = raw_run if isinstance(raw_run, dict) else {}
+    model = run.get("model") if isinstance(run.get("model"), dict) else {}
     results = [r for r in cur.get("reported_results") or [] if isinstance(r, dict)]
     return {
         "id": _opt_str(rec.get("id")),
@@ -143,12 +164,26 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
         "frameworks": ({k: int((scan.get("frameworks") or {}).get(k, 0))
                         for k in patterns.FRAMEWORKS} if scan else None),
         "cuda_only_deps": _strs(scan.get("cuda_only_deps")),
+        "hard_cuda_deps": _strs(cuda_only.get("hard")),
+        "cuda_only_evidence": [{k: _opt_str(e.get(k)) for k in ("name", "status", "where", "code",
+                                                                 "via")}
+                               for e in cuda_only.get("evidence") or [] if isinstance(e, dict)],
         "train_entry_points": _strs(entry.get("train")),
         "eval_entry_points": _strs(entry.get("eval")),
         "counts": ({k: int((scan.get("counts") or {}).get(k, 0)) for k in patterns.CONSTRUCTS}
                    if scan else None),
         "missing_blobs": _int(scan.get("missing_blobs")),
         "missing_scanned_blobs": _int(scan.get("missing_scanned_blobs")),
+        "cpu_task": _opt_str(run.get("cpu_task")),
+        "cpu_task_reasons": _strs(run.get("reasons")),
+        "data_assessment": [{"name": _opt_str(d.get("name")), "kind": _opt_str(d.get("kind")),
+                             "standin_feasible": bool(d.get("standin_feasible")),
+                             "evidence": _opt_str(d.get("evidence"))}
+                            for d in run.get("data") or [] if isinstance(d, dict)],
+        "model_size": ({"size": _opt_str(model.get("size")),
+                        "evidence": _opt_str(model.get("evidence"))} if model else None),
+        "heavy_deps": [{k: _opt_str(d.get(k)) for k in ("name", "why", "seen_in")}
+                       for d in run.get("heavy_deps") or [] if isinstance(d, dict)],
         "tier": _int(scan.get("tier")),
         "flags": _strs(scan.get("flags")),
         "score": _int(scan.get("score")),

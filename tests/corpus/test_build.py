@@ -89,6 +89,18 @@ def test_card_and_side_files(small, tmp_path):
                     "## Inclusion criteria", "## Difficulty", "## Distribution"):
         assert section in card
     assert "| vision | 1 | 0 | 0 | 1 |" in card  # domain x bucket table (alice/a is easy)
+    for section in ("## Links", "## Example record", "## How tasks are graded",
+                    "## Limitations", "**Licence.**"):
+        assert section in card, section
+    assert "From GPU to TPU with Coding Agents: What Works, What Fails, and What It Costs?" in card
+    assert "covers this metadata only" in card
+    assert "| cpu_task | projects | examples |" in card
+    sizes = {i["config_name"]: {s["name"]: s["num_examples"] for s in i["splits"]}
+             for i in meta["dataset_info"]}
+    assert sizes == {"projects": {"main": 2, "reference_only": 1}, "tasks": {"practice": 1}}
+    example = json.loads(card.split("## Example record")[1].split("```json\n")[1].split("```")[0])
+    assert example["id"] == "alice__a" and example["split"] == "main"
+    assert set(example) == set(PROJECT_FEATURES)  # every column, shown as a user gets it
     assert (out / "difficulty.svg").read_text().startswith("<svg")
     considered = (out / "considered.tsv").read_text().splitlines()
     assert considered[0] == "repo\tdecision\treason\tdetail\tlog" and len(considered) == 5

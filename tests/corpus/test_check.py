@@ -80,6 +80,7 @@ CASES = [
     ("paper_url", _set("curated.paper_url", "arxiv.org/abs/1"), "curated.paper_url"),
     ("paper_title", _set("curated.paper_title", ""), "curated.paper_title"),
     ("paper_year", _set("curated.paper_year", "2021"), "curated.paper_year"),
+    ("paper_year not arXiv's", _set("curated.paper_year", 2022), "curated.paper_year"),
     ("domain", _set("curated.domain", "robotics"), "curated.domain"),
     ("split", _set("split", "test"), "split"),
     ("tier", _set("scan.tier", 0), "scan.tier"),
@@ -132,7 +133,7 @@ def test_duplicate_repo_and_owner_cap(corpus, tmp_path):
         data["scan"] = dict(base["scan"], repo=f"bob/p{i}")
         write_record(corpus["projects"], data)
     problems = _problems(corpus)
-    assert any("owner bob has 6 records (cap 5)" in p for p in problems)
+    assert any("owner bob has 6 records (cap 4)" in p for p in problems)
 
 
 def test_considered_log_rules(corpus):

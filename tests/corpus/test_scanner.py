@@ -83,12 +83,16 @@ def test_tier3_kernels_and_cuda_only_packages(tier_repos):
     assert scan["score"] >= difficulty.TIER_FLOOR[3] + 10  # kernels and packages add to the floor
 
 
-def test_only_a_cuda_only_package_is_tier3(tmp_path):
+def test_a_listed_but_unimported_cuda_only_package_is_not_tier3(tmp_path):
     path = tmp_path / "r"
     commit_files(path, {"LICENSE": MIT, "train.py": "import torch\n",
                         "requirements.txt": "mamba-ssm==1.2.0\n"})
     scan = scan_path(path)
-    assert scan["tier"] == 3 and scan["cuda_only_deps"] == ["mamba_ssm"]
+    assert scan["tier"] == 0 and scan["cuda_only_deps"] == ["mamba_ssm"]
+    assert scan["cuda_only"]["evidence"] == [
+        {"name": "mamba_ssm", "status": "declared", "where": "", "code": ""}]
+    commit_files(path, {"train.py": "import torch\nimport mamba_ssm\n"})
+    assert scan_path(path)["tier"] == 3
 
 
 def test_bare_mirror_older_commit_and_missing_commit(tmp_path):

@@ -1,0 +1,51 @@
+"""Scanner details: training scripts named *_test.py, host-side numpy, indirect autocast,
+hazards counted on the training path, and a command-given entry point."""
+
+from __future__ import annotations
+
+from corpus_helpers import MIT, commit_files
+
+from gpu2tpu.corpus.scanner import scan_path
+
+LOOP = ("import torch\nfrom model import Net\n"
+        "if __name__ == '__main__':\n    loss.backward()\n    optimizer.step()\n")
+
+
+def test_a_test_named_script_with_an_optimizer_loop_is_a_training_entry(tmp_path):
+    commit_files(tmp_path / "r", {"LICENSE": MIT, "add_test.py": LOOP, "model.py": "x = 1\n",
+                                  "eval_test.py": "import torch\nprint(model(x))\n"})
+    scan = scan_path(tmp_path / "r")
+    assert scan["entry_points"] == {"train": ["add_test.py"], "eval": ["eval_test.py"]}
+    assert "no_train_entry" not in scan["flags"]
+
+
+def test_numpy_calls_and_evaluation_code_do_not_make_dynamic_shapes(tmp_path):
+    files = {"LICENSE": MIT, "train.py": LOOP, "model.py": "import numpy as np\n"
+             "idx = np.nonzero(a)\nu = np.unique(a)\n",
+             "sample.py": "y = x[x > 0]\nz = t.nonzero()\n"}
+    commit_files(tmp_path / "r", files)
+    scan = scan_path(tmp_path / "r", train_command="python train.py")
+    assert scan["counts"]["nonzero"] == 1 and scan["counts"]["unique"] == 0  # torch only
+    assert scan["counts"]["bool_mask_index"] == 1
+    assert scan["training_path_counts"]["nonzero"] == 0  # sample.py is not on the path
+    assert "dynamic_shapes" not in scan["flags"]
+    files["model.py"] += "import sample\n"
+    commit_files(tmp_path / "r", files)
+    scan = scan_path(tmp_path / "r", train_command="python train.py")
+    assert scan["training_path_counts"]["nonzero"] == 1 and "dynamic_shapes" in scan["flags"]
+
+
+def test_autocast_passed_as_a_callable_counts(tmp_path):
+    commit_files(tmp_path / "r", {"LICENSE": MIT, "train.py": LOOP, "model.py":
+                                  "from torch.cuda.amp import autocast\n"
+                                  "ctx = partial(autocast, enabled=False)\n"})
+    scan = scan_path(tmp_path / "r")
+    assert scan["counts"]["autocast"] == 1 and "amp" in scan["flags"]
+
+
+def test_a_command_given_entry_point_clears_no_train_entry(tmp_path):
+    commit_files(tmp_path / "r", {"LICENSE": MIT, "src/go.py": "import torch\n"})
+    assert "no_train_entry" in scan_path(tmp_path / "r")["flags"]
+    scan = scan_path(tmp_path / "r", train_command="cd src && python go.py")
+    assert scan["cuda_only"]["training_roots"] == ["src/go.py"]
+    assert "no_train_entry" not in scan["flags"]
