@@ -9,8 +9,7 @@ def apply(r):
     r.replace(TRAIN, "args.cuda = not args.no_cuda and torch.cuda.is_available()",
               ["args.cuda = True",
                "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')"])
-    r.delete(TRAIN, "torch.cuda.manual_seed(args.seed)")
-    r.insert_before(TRAIN, "torch.manual_seed(args.seed)", ["torch.manual_seed(args.seed)"])
+    r.replace(TRAIN, "torch.cuda.manual_seed(args.seed)", "torch.manual_seed(args.seed)")
     r.replace(TRAIN, "model.cuda()", "model.to(device)")
     for name in ("features", "labels", "idx_train", "idx_val", "idx_test"):
         r.replace(TRAIN, f"{name} = {name}.cuda()", f"{name} = {name}.to(device)")
