@@ -55,7 +55,9 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
     command = spec.command_for_seed(seed)
     if target is None:  # the reference device: the project's own switch for it, if any
         command += list(spec.reference_args.get(reference_device(), ()))
-    if spec.seed_offset(seed):
+    if spec.harness_seed:
+        env["GPU2TPU_SEED"] = str(seed)
+    elif spec.seed_offset(seed):
         env[SEED_OFFSET_ENV] = str(spec.seed_offset(seed))
     if spec.upstream:  # the project importable as if installed (`pip install -e .`), as upstream
         env["PYTHONPATH"] = str(ws.project)

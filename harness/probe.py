@@ -223,7 +223,9 @@ class Recorder:
             self._describe_optimizer(opt, params)
         self.cur["lr"] = [float(g.get("lr", 0.0)) for g in opt.param_groups]
         if self.cur["norm"] is None:
-            grads = [p.grad for p in params if p.grad is not None]
+            # sparse gradients (nn.EmbeddingBag(sparse=True)) have no foreach norm: use their values
+            grads = [g.coalesce().values() if g.is_sparse else g
+                     for g in (p.grad for p in params) if g is not None]
             if grads:
                 with torch.no_grad():
                     self.cur["norm"] = torch.linalg.vector_norm(
@@ -399,6 +401,24 @@ def install_seed_hooks(rec: Recorder) -> None:
     numpy.random.seed = lambda seed=None: orig_np_seed(shifted("numpy.random.seed", seed))
 
 
+def harness_seed(rec: Recorder) -> None:
+    """GPU2TPU_SEED=s (tasks whose project never seeds): seed torch, numpy and random once before
+    the script starts, so its reference runs are reproducible and a candidate starts alike."""
+    value = os.environ.get("GPU2TPU_SEED")
+    if not value:
+        return
+    seed = int(value)
+    rec.emit("seed", fn="harness", value=seed)
+    torch.random.manual_seed(seed)
+    random.Random.seed(random._inst, seed)
+    try:
+        import numpy
+
+        numpy.random.mtrand._rand.seed(seed)  # the global RandomState, without the recorder
+    except ImportError:
+        pass
+
+
 def save_model(rec: Recorder, path: str) -> None:
     """Write the trained module's state_dict, on the CPU, after the end record (adds no counted
     execution). Nothing is written when no optimizer ever stepped a module."""
@@ -513,6 +533,7 @@ def main(argv: list[str] | None = None) -> int:
              torch_xla=_version("torch_xla"), torch_tpu=_version("torch_tpu"), libtpu=_version("libtpu"),
              env={k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **json.loads(args.stamp))
     install_hooks(rec)
+    harness_seed(rec)
 
     def on_term(signum, frame):
         rec.finish(128 + signum, f"terminated by signal {signum}", force_read=False)

@@ -64,6 +64,7 @@ class RunSpec:
     workdir: str = ""  # where the command runs, relative to the project tree
     reference_args: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "cpu" / "cuda"
     prepare_outputs: tuple[str, ...] = ()
+    harness_seed: bool = False  # the project never seeds: the probe seeds every RNG before it runs
     content_hash: str = field(default="")
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # task.yaml as read
 
@@ -187,7 +188,8 @@ def _upstream_fields(raw: dict[str, Any], task_dir: Path) -> dict[str, Any]:
                                         commit=str(src["commit"]), tree=str(src["tree"])),
             "workdir": str(raw.get("workdir") or ""),
             "reference_args": {k: tuple(str(a) for a in v) for k, v in args.items()},
-            "prepare_outputs": tuple((raw.get("prepare") or {}).get("outputs", []))}
+            "prepare_outputs": tuple((raw.get("prepare") or {}).get("outputs", [])),
+            "harness_seed": bool(raw.get("harness_seed", False))}
 
 
 def list_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:
