@@ -28,10 +28,12 @@ class AgentTask:
     seed: int | None = None
     seed_arg: str | None = None  # the argument that sets the seed (appended as ARG SEED)
     target: str = DEFAULT_TARGET
+    start_tree: Path | None = None  # the tree the agent starts from (upstream: verified + data)
+    workdir: str = ""  # where the command runs, relative to the tree
 
     @property
     def project_dir(self) -> Path:
-        return self.task_dir / "project"
+        return self.start_tree or self.task_dir / "project"
 
     def project_argv(self) -> list[str]:
         """The task's command as an argv, run by this Python when it names a script."""
@@ -62,7 +64,8 @@ class AgentTask:
             self.description.strip(),
             "",
             "## Facts",
-            f"- Command that runs the project (from the project root): {self.display_command()}",
+            f"- Command that runs the project (from {self.workdir or 'the project root'}): "
+            f"{self.display_command()}",
             f"- Target: {get_target(self.target).describe(self.target_chips)}; `run_project` runs "
             "the command that way.",
             f"- Precision policy: {self.precision_policy}"
@@ -81,12 +84,15 @@ def load_task(tasks_dir: Path, task_id: str, target: str = DEFAULT_TARGET) -> Ag
     """The agent's view of `tasks_dir/task_id`, read through the one task.yaml reader (RunSpec)."""
     if "/" in task_id or task_id.startswith("."):
         raise UserError(f"bad task id {task_id!r}: use the directory name under {tasks_dir}")
+    from gpu2tpu.harness.migrations import original_tree
+
     spec = find_task(task_id, Path(tasks_dir))
-    if not spec.project_dir.is_dir():
+    start = original_tree(spec)
+    if not start.is_dir():
         raise UserError(f"{spec.task_dir}: no project/ directory")
     return AgentTask(task_id=spec.task_id, task_dir=spec.task_dir, title=spec.title,
                      description=spec.description, command=list(spec.command),
                      target_chips=spec.target_chips, timeout_s=int(spec.timeout_s),
                      precision_policy=spec.precision_policy, steps=spec.steps,
                      protected=list(spec.protected), seed=spec.seed, seed_arg=spec.seed_arg,
-                     target=get_target(target).name)
+                     target=get_target(target).name, start_tree=start, workdir=spec.workdir)

@@ -182,7 +182,8 @@ class ToolBox:
             copy = Path(scratch) / "project"
             shutil.copytree(self.root, copy, symlinks=True)
             result = commands.run(
-                self.task.project_argv(), copy, self._timeout(timeout_s, self.task.timeout_s),
+                self.task.project_argv(), copy / self.task.workdir,
+                self._timeout(timeout_s, self.task.timeout_s),
                 self.output_limit, env=env, hide=self.hide, isolate=self.isolate,
             )
         return f"$ {self.task.display_command()}\n{result.render()}"

@@ -12,7 +12,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import yaml
 from datasets import Features
 
 from gpu2tpu.corpus import DATA_DIR, TASKS_DIR, card
@@ -25,8 +24,9 @@ from gpu2tpu.corpus.records import (
     load_records,
 )
 from gpu2tpu.corpus.schema import PROJECT_FEATURES, TASK_FEATURES, project_row, task_row
+from gpu2tpu.errors import UserError
 
-TASK_SPLIT = "practice"
+TASK_SPLITS = ("practice", "upstream")  # by the task's kind
 
 
 class BuildError(Exception):
@@ -54,16 +54,14 @@ def _write_parquet(rows: list[dict[str, Any]], features: Features, path: Path) -
 
 def load_tasks(tasks_dir: Path) -> list[dict[str, Any]]:
     """Rows of the `tasks` config from `<tasks_dir>/*/task.yaml` (sorted by directory)."""
+    from gpu2tpu.harness.spec import load_spec  # the one task.yaml reader
+
     rows = []
     for spec_path in sorted(tasks_dir.glob("*/task.yaml")) if tasks_dir.is_dir() else []:
         try:
-            spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise BuildError(f"{spec_path}: does not parse: {exc}") from exc
-        if not isinstance(spec, dict):
-            raise BuildError(f"{spec_path}: is not a YAML mapping")
-        try:
-            rows.append(task_row(spec, spec_path.parent.name))
+            rows.append(task_row(load_spec(spec_path.parent).raw, spec_path.parent.name))
+        except UserError as exc:  # already names the file
+            raise BuildError(str(exc)) from exc
         except ValueError as exc:
             raise BuildError(f"{spec_path}: {exc}") from exc
     return rows
@@ -115,7 +113,7 @@ def _write_all(tmp: Path, rows: list[dict[str, Any]], tasks: list[dict[str, Any]
     counts: dict[str, int] = {}
     plan = [("projects", s, [r for r in rows if r["split"] == s], PROJECT_FEATURES)
             for s in SPLITS]
-    plan.append(("tasks", TASK_SPLIT, tasks, TASK_FEATURES))
+    plan += [("tasks", s, [t for t in tasks if t["kind"] == s], TASK_FEATURES) for s in TASK_SPLITS]
     for config, split, split_rows, features in plan:
         counts[f"{config}/{split}"] = len(split_rows)
         if not split_rows:  # datasets cannot load a split with no rows: leave it out

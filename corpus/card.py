@@ -140,7 +140,10 @@ def render(splits: dict[str, dict[str, str]], projects: list[dict[str, Any]],
     inclusion = (PACKAGE_DIR / "INCLUSION.md").read_text(encoding="utf-8").split("\n", 2)[-1]
     floors = ", ".join(f"tier {t}: {f}" for t, f in difficulty.TIER_FLOOR.items())
     buckets = ", ".join(f"{name} from {low}" for name, low in difficulty.BUCKETS)
-    tasks_note = (f"split `practice`: {len(tasks)} practice task(s), each a RunSpec."
+    n_up = sum(1 for t in tasks if t.get("kind") == "upstream")
+    tasks_note = (f"split `practice`: {len(tasks) - n_up} practice task(s) (code shipped); split "
+                  f"`upstream`: {n_up} corpus project(s) pinned by repo, commit and tree id "
+                  "(materialised and verified by `gpu2tpu tasks fetch`); each row a RunSpec."
                   if tasks else "No practice tasks yet: the `tasks` config appears once "
                   "`corpus/tasks/*/task.yaml` exist (empty splits are not listed, since "
                   "`datasets` cannot load a split with no rows).")

@@ -41,12 +41,12 @@ def load(config: str = "projects", split: str | None = None, data_dir: Path | No
     """
     import datasets
 
-    from gpu2tpu.corpus.build import TASK_SPLIT
+    from gpu2tpu.corpus.build import TASK_SPLITS
     from gpu2tpu.corpus.check import SPLITS
     from gpu2tpu.corpus.schema import PROJECT_FEATURES, TASK_FEATURES
 
     features = {"projects": PROJECT_FEATURES, "tasks": TASK_FEATURES}.get(config)
-    known = {"projects": SPLITS, "tasks": (TASK_SPLIT,)}.get(config)
+    known = {"projects": SPLITS, "tasks": TASK_SPLITS}.get(config)
     if features is None or known is None:
         raise ValueError(f"unknown config {config!r}: use 'projects' or 'tasks'")
     root = data_dir or embedded_dir()

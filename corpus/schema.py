@@ -91,6 +91,11 @@ TASK_COLUMNS: dict[str, tuple[Any, str]] = {
                      "step_time_budget": _F}, "performance budget"),
     "fallback_allowlist": (List(_S), "aten ops allowed to fall back to CPU"),
     "timeout_s": (_F, "time limit of one run"),
+    "kind": (_S, "practice (code shipped) or upstream (a corpus project at a pinned commit)"),
+    "source_repo": (_S, "upstream: GitHub owner/name"),
+    "source_commit": (_S, "upstream: the pinned commit"),
+    "source_tree": (_S, "upstream: the commit's root tree id (every file is verified against it)"),
+    "workdir": (_S, "upstream: where the command runs inside the tree"),
     "spec_json": (_S, "the whole task.yaml as JSON"),
 }
 
@@ -235,5 +240,10 @@ def task_row(spec: dict[str, Any], task_id: str) -> dict[str, Any]:
         row[key] = {f: _strict(sub.get(f), kind, f"{key}.{f}") for f, kind in fields.items()}
     for key in ("command", "reference_seeds", "protected", "fallback_allowlist"):
         row[key] = row[key] or []
+    source = spec.get("source") or {}
+    row["kind"] = str(spec.get("kind") or "practice")
+    row["source_repo"], row["source_commit"], row["source_tree"] = (
+        _strict(source.get(k), "str", f"source.{k}") for k in ("repo", "commit", "tree"))
+    row["workdir"] = _strict(spec.get("workdir"), "str", "workdir")
     row["spec_json"] = json.dumps(spec, sort_keys=True, ensure_ascii=False, default=str)
     return {k: row[k] for k in TASK_COLUMNS}

@@ -11,8 +11,9 @@ from typing import Any
 import yaml
 
 from gpu2tpu.errors import UserError
+from gpu2tpu.harness import tasks_cli
 from gpu2tpu.harness.criteria import CRITERION_NAMES
-from gpu2tpu.harness.spec import add_task_dirs, find_task, list_tasks
+from gpu2tpu.harness.spec import add_task_dirs, find_task
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
 
 DEMO_TASK = "cifar_amp"
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--unsafe-no-sandbox", action="store_true",  # isolation (issue 9)
                    help="run the graded code without bubblewrap when it is missing (reports say "
                    "sandbox: none; the leaderboard refuses such runs)")
+    tasks_cli._sources_option(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("report", help="re-grade a run from its saved traces (runs nothing)",
@@ -53,8 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=1)
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("tasks", help="list the practice tasks shipped with the package")
-    p.set_defaults(func=cmd_tasks)
+    tasks_cli.register(sub)
 
     from gpu2tpu.harness.validate import register as register_validate
     register_validate(sub)
@@ -65,6 +66,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from gpu2tpu.harness.predictions import PredictionError
 
     add_task_dirs(args.task_dir)
+    tasks_cli.use_sources(args)
     try:
         summary = evaluate_predictions(args.predictions, args.run_id, args.runs, args.tasks,
                                        args.workers, args.target, args.timeout,
@@ -116,7 +118,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     spec = find_task(DEMO_TASK)
     mig = spec.task_dir / "migrations"
     lines = [{"schema_version": 1, "task_id": DEMO_TASK, "agent": "gold",
-              "patch": spec.gold_patch.read_text(), "claimed_success": True}]
+              "patch": spec.migration_file("gold").read_text(), "claimed_success": True}]
     expected = {"gold": "migrated"}
     for name in DEMO_BROKEN:
         label = yaml.safe_load((mig / "broken" / f"{name}.yaml").read_text())
@@ -136,13 +138,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"\nexpected: {', '.join(f'{k}={v}' for k, v in expected.items())}")
     print("all verdicts as labelled" if not wrong else f"UNEXPECTED verdicts: {', '.join(wrong)}")
     return 1 if wrong else 0
-
-
-def cmd_tasks(args: argparse.Namespace) -> int:
-    for task_id in list_tasks():
-        spec = find_task(task_id)
-        print(f"{task_id:16} chips={spec.target_chips} steps={spec.steps:<4} {spec.title}")
-    return 0
 
 
 def load_rows(run_dir: Path, evaluations: list[str]) -> list[dict[str, Any]]:

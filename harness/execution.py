@@ -15,6 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from gpu2tpu import __version__
+from gpu2tpu.harness.migrations import migration_patch, original_tree
 from gpu2tpu.harness.report import GOAL, GOLD, PROCESS, hash_file, seed_dir, write_json
 from gpu2tpu.harness.runner import (
     PROBE_FILE,
@@ -29,6 +30,18 @@ from gpu2tpu.harness.targets import Target, reference_env
 from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
 
 Progress = Callable[[str], None]
+MODEL_STATE = "gpu2tpu_model_state.pt"  # beside the project tree, written by the probe
+SEED_OFFSET_ENV = "GPU2TPU_SEED_OFFSET"
+
+
+def reference_device() -> str:
+    """`cuda` where this machine has a CUDA device, else `cpu` (chooses the task's reference_args)."""
+    try:
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except Exception:
+        return "cpu"
 
 
 def runtime_versions() -> dict[str, str | None]:
@@ -47,7 +60,18 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
 
     Writes trace.jsonl, stdout.log, stderr.log, process.json and goal.json into `out_dir`."""
     env = clean_env(target.env(spec.target_chips) if target else reference_env())
-    result = run_probed(spec.command_for_seed(seed), ws.project, out_dir, env, spec.timeout_s)
+    command = spec.command_for_seed(seed)
+    if target is None:  # the reference device: the project's own switch for it, if any
+        command += list(spec.reference_args.get(reference_device(), ()))
+    if spec.harness_seed:
+        env["GPU2TPU_SEED"] = str(seed)
+    elif spec.seed_offset(seed):
+        env[SEED_OFFSET_ENV] = str(spec.seed_offset(seed))
+    if spec.upstream:  # the project importable as if installed (`pip install -e .`), as upstream
+        env["PYTHONPATH"] = str(ws.project)
+    model = ws.root / MODEL_STATE if spec.checkpoint is None else None
+    result = run_probed(command, ws.project / spec.workdir, out_dir, env, spec.timeout_s,
+                        probe_dir=ws.root, save_model=model)
     process = {"schema_version": 1, **provenance(), "exit_code": result.exit_code,
                "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3),
                "sandbox": result.sandbox, "output_truncated": list(result.truncated),
@@ -60,13 +84,15 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
 
 def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
     """The task's evaluate.py on the checkpoint, isolated: `python -I -B` from a fresh copy of the
-    task's sources (no bytecode, no migrations), sandboxed with only that copy writable."""
-    checkpoint = ws.project / spec.checkpoint
+    task's sources (no bytecode, no migrations), sandboxed with only that copy writable. Upstream
+    tasks also get a fresh copy of the pristine, prepared tree (`--project`)."""
+    checkpoint = ws.project / spec.checkpoint if spec.checkpoint else ws.root / MODEL_STATE
     base = {"schema_version": 1, **provenance(), "metric": spec.goal.metric, "value": None}
-    inside = checkpoint.resolve().is_relative_to(ws.project.resolve())
+    inside = checkpoint.resolve().is_relative_to(ws.root.resolve())
     if not checkpoint.is_file() or checkpoint.is_symlink() or not inside:
-        return {**base, "error": f"checkpoint {spec.checkpoint} was not written (as a regular file "
-                "inside the project)"}
+        what = spec.checkpoint or "the trained model's state_dict (saved by the probe)"
+        return {**base, "error": f"checkpoint {what} was not written (as a regular file inside the "
+                "workspace)"}
     scratch = Path(tempfile.mkdtemp(prefix=f"gpu2tpu-goal-{spec.task_id}-"))
     try:
         task = scratch / "task"
@@ -75,6 +101,10 @@ def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
         goal_file = scratch / "goal.raw.json"
         argv = [sys.executable, "-I", "-B", str(task / "evaluate.py"), "--checkpoint",
                 str(scratch / "checkpoint"), "--out", str(goal_file)]
+        if spec.upstream:  # the model and held-out data come from the pristine, prepared tree
+            shutil.copytree(original_tree(spec), scratch / "project", symlinks=True,
+                            ignore=_SOURCES_ONLY)
+            argv += ["--project", str(scratch / "project")]
         box = confinement([scratch], [out_dir])
         res = run_process(argv, task, out_dir, clean_env(), 300, log_name="evaluate", box=box)
         base["wall_s"] = round(res.wall_s, 3)
@@ -97,7 +127,8 @@ MANIFEST = "manifest.json"
 def reference_key(spec: RunSpec, target: Target) -> str:
     parts = {"task": spec.content_hash, "target": target.name, "harness": __version__,
              "probe": hashlib.sha256(PROBE_FILE.read_bytes()).hexdigest(),
-             "python": sys.version.split()[0], **runtime_versions()}
+             "python": sys.version.split()[0], "reference_device": reference_device(),
+             **runtime_versions()}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -146,20 +177,25 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
         shutil.rmtree(root, ignore_errors=True)
         building = root.with_name(root.name + ".building")
         shutil.rmtree(building, ignore_errors=True)
+        codes = []
         for seed in spec.seeds:
             progress(f"{spec.task_id}: reference run, seed {seed}")
             ws = fresh_copy(spec)
             try:
-                run_and_record(spec, ws, building / seed_dir(seed), seed, None)
+                codes.append(run_and_record(spec, ws, building / seed_dir(seed), seed, None)["exit_code"])
             finally:
                 ws.cleanup()
         progress(f"{spec.task_id}: gold migration on {target.name}")
-        ws = apply_patch(spec, spec.gold_patch.read_text())
+        ws = apply_patch(spec, migration_patch(spec, "gold"))
         try:
-            run_and_record(spec, ws, building / GOLD, spec.seed, target)
+            codes.append(run_and_record(spec, ws, building / GOLD, spec.seed, target)["exit_code"])
         finally:
             ws.cleanup()
-        write_json(building / "complete", {"key": key, "seeds": spec.seeds})
+        if all(code == 0 for code in codes):  # a failed bundle is used once (graded infra), never cached
+            write_json(building / "complete", {"key": key, "seeds": spec.seeds})
+        else:
+            progress(f"{spec.task_id}: a reference or gold run failed (exit codes {codes}); "
+                     "its evaluations are infra, and the bundle is rebuilt next time")
         write_manifest(building)
         os.replace(building, root)
     return key, root

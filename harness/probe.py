@@ -150,6 +150,7 @@ def _sharding_devices(spec: str) -> int:
 
 class Recorder:
     def __init__(self, out: str | int, read_every: int) -> None:
+        self.root_module: Any = None  # the trained model, whose weights --save-model writes
         # a path, or the inherited pipe to the supervisor, which writes trace.jsonl outside
         self.out = open(out, "a", buffering=1) if isinstance(out, str) else open(out, "w", buffering=1)
         self.read_every = max(1, read_every)
@@ -199,7 +200,8 @@ class Recorder:
         self.cur["clip_value"].append(float(clip_value))
 
     def on_seed(self, fn: str, value) -> None:
-        self.emit("seed", fn=fn, value=_jsonable(value))
+        offset = int(os.environ.get("GPU2TPU_SEED_OFFSET") or 0)
+        self.emit("seed", fn=fn, value=_jsonable(value), **({"offset": offset} if offset else {}))
 
     def on_train_state(self, module: torch.nn.Module) -> None:
         """Modules in training mode at the first training forward of each step."""
@@ -237,7 +239,9 @@ class Recorder:
             self.seen_optimizers.add(id(opt))
             self._describe_optimizer(opt, params)
         self.cur["lr"] = [float(g.get("lr", 0.0)) for g in opt.param_groups]
-        grads = [p.grad for p in params if p.grad is not None]
+        # sparse gradients (nn.EmbeddingBag(sparse=True)) have no foreach norm: use their values
+        grads = [g.coalesce().values() if g.is_sparse else g
+                 for g in (p.grad for p in params) if g is not None]
         if grads and (self.cur["norm"] is None or self.cur["clip"] or self.cur["clip_value"]):
             with torch.no_grad():
                 norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)).float())
@@ -399,7 +403,7 @@ def install_hooks(rec: Recorder) -> None:
 
     def random_seed(a=None, version=2):
         rec.on_seed("random.seed", a)
-        return orig_random_seed(a, version)
+        return orig_random_seed(_shifted(a), version)
 
     random.seed = random_seed
     wrap_seeds(rec, torch, ("manual_seed",), "torch")
@@ -419,6 +423,44 @@ def install_hooks(rec: Recorder) -> None:
         wrap_seeds(rec, xm, ("set_rng_state",), "torch_xla.core.xla_model")
 
     sys.meta_path.insert(0, _PostImport("torch_xla", after_torch_xla))
+
+
+def _shifted(seed):
+    """GPU2TPU_SEED_OFFSET=k (reference spread of a project without a seed flag): k is added to every
+    integer seed the project sets; the trace records the requested value and the offset."""
+    offset = int(os.environ.get("GPU2TPU_SEED_OFFSET") or 0)
+    if offset and isinstance(seed, int) and not isinstance(seed, bool):
+        return seed + offset
+    return seed
+
+
+def harness_seed(rec: Recorder) -> None:
+    """GPU2TPU_SEED=s (tasks whose project never seeds): seed torch, numpy and random once before
+    the script starts, so its reference runs are reproducible and a candidate starts alike."""
+    value = os.environ.get("GPU2TPU_SEED")
+    if not value:
+        return
+    seed = int(value)
+    rec.emit("seed", fn="harness", value=seed)
+    torch.random.manual_seed(seed)
+    random.Random.seed(random._inst, seed)
+    try:
+        import numpy
+
+        numpy.random.mtrand._rand.seed(seed)  # the global RandomState, without the recorder
+    except ImportError:
+        pass
+
+
+def save_model(rec: Recorder, path: str) -> None:
+    """Write the trained module's state_dict, on the CPU, after the end record (adds no counted
+    execution). Nothing is written when no optimizer ever stepped a module."""
+    module = getattr(rec, "root_module", None)
+    if module is None:
+        return
+    state = {k: v.detach().cpu() if isinstance(v, torch.Tensor) else v
+             for k, v in module.state_dict().items()}
+    torch.save(state, path)
 
 
 def _backward_wrapper(rec: Recorder, orig):
@@ -450,6 +492,8 @@ def wrap_seeds(rec: Recorder, owner, names: tuple[str, ...], prefix: str) -> Non
                 rec.on_seed(_name, value)
             outer, rec.in_seed = rec.in_seed, True
             try:
+                if args and not outer:  # nested calls already got the shifted seed
+                    args = (_shifted(args[0]), *args[1:])
                 return _fn(*args, **kwargs)
             finally:
                 rec.in_seed = outer
@@ -549,6 +593,8 @@ def hook_root_module(rec: Recorder, opt) -> None:
                 if best_key is None or key > best_key:
                     best, best_key = obj, key
     if best is not None:
+        if getattr(rec, "root_module", None) is None:
+            rec.root_module = best  # the trained model, whose weights --save-model writes
         object.__setattr__(best, "_gpu2tpu_hooked", True)
         best.register_forward_pre_hook(lambda m, a, kw: rec.on_forward(a, kw), with_kwargs=True)
         best.register_forward_pre_hook(lambda m, a: rec.on_train_state(m))
@@ -588,6 +634,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="inherited pipe to write the trace to (default: $GPU2TPU_CHANNEL_FD)")
     parser.add_argument("--read-every", type=int, default=10, help="read values every K steps")
     parser.add_argument("--stamp", default="{}", help="JSON object copied into the start record")
+    parser.add_argument("--save-model", help="write the trained module's state_dict here at the end")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- script.py ARGS | -- -m module ARGS")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -603,6 +650,7 @@ def main(argv: list[str] | None = None) -> int:
              torch_xla=_version("torch_xla"), torch_tpu=_version("torch_tpu"), libtpu=_version("libtpu"),
              env={k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **json.loads(args.stamp))
     install_hooks(rec)
+    harness_seed(rec)
 
     def on_term(signum, frame):
         rec.finish(128 + signum, f"terminated by signal {signum}", force_read=False)
@@ -627,6 +675,11 @@ def main(argv: list[str] | None = None) -> int:
         exit_code, error = 1, traceback.format_exc()
         traceback.print_exc()
     rec.finish(exit_code, error)
+    if args.save_model and exit_code == 0:
+        try:
+            save_model(rec, args.save_model)
+        except Exception as exc:  # the goal criterion reports the missing checkpoint
+            print(f"gpu2tpu probe: could not save the model: {exc!r}", file=sys.stderr)
     sys.stdout.flush()
     return exit_code
 

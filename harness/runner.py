@@ -90,17 +90,21 @@ def provenance() -> dict[str, str]:
 
 
 def run_probed(command: list[str], workdir: Path, out_dir: Path, env: dict[str, str],
-               timeout_s: float, hide: list[Path] | None = None) -> RunResult:
-    """Run `command` inside `workdir` under the probe, sandboxed: only `workdir`'s parent (the
-    workspace) is writable; trace and logs land in `out_dir`, which the run cannot see."""
+               timeout_s: float, hide: list[Path] | None = None, probe_dir: Path | None = None,
+               save_model: Path | None = None) -> RunResult:
+    """Run `command` inside `workdir` under the probe, sandboxed: only the workspace (`probe_dir`,
+    default `workdir`'s parent) is writable; trace and logs land in `out_dir`, which the run cannot
+    see. The probe is copied into the workspace, outside the project tree. With `save_model`, the
+    probe saves the trained module's state_dict there when the script ends."""
     out_dir = Path(os.path.abspath(out_dir))  # the process runs in another working directory
     out_dir.mkdir(parents=True, exist_ok=True)
-    probe = workdir.parent / "gpu2tpu_probe.py"  # beside the project copy, never inside it
+    probe = (probe_dir or workdir.parent) / "gpu2tpu_probe.py"
     shutil.copyfile(PROBE_FILE, probe)
     trace = out_dir / "trace.jsonl"
     trace.unlink(missing_ok=True)
-    argv = [sys.executable, str(probe), "--stamp", json.dumps(provenance()), "--", *command]
-    box = confinement([workdir.parent], [out_dir, *(hide or [])])
+    argv = [sys.executable, str(probe), "--stamp", json.dumps(provenance()),
+            *(["--save-model", str(save_model)] if save_model else []), "--", *command]
+    box = confinement([probe_dir or workdir.parent], [out_dir, *(hide or [])])
     return run_process(argv, workdir, out_dir, env, timeout_s, box=box, channel=trace)
 
 

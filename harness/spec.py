@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from gpu2tpu.corpus import TASKS_DIR
+from gpu2tpu.corpus.upstream import Pin
 from gpu2tpu.errors import UserError
 
 PRECISION_POLICIES = ("fp32", "bf16_allowed")
@@ -50,18 +51,24 @@ class RunSpec:
     description: str
     command: tuple[str, ...]
     seed: int
-    seed_arg: str
+    seed_arg: str | None  # None: the harness offsets the project's own seeding calls instead
     reference_seeds: tuple[int, ...]
     steps: int
     target_chips: int
     precision_policy: str
-    protected: tuple[str, ...]
-    checkpoint: str
+    protected: tuple[str, ...]  # includes the stand-in data paths prepare.py writes
+    checkpoint: str | None  # None: the probe saves the trained module's state_dict
     goal: Goal
     tolerances: Tolerances
     performance: Performance
     fallback_allowlist: tuple[str, ...]
     timeout_s: float
+    kind: str = "practice"  # or "upstream": a corpus project materialised from `source`
+    source: Pin | None = None
+    workdir: str = ""  # where the command runs, relative to the project tree
+    reference_args: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "cpu" / "cuda"
+    prepare_outputs: tuple[str, ...] = ()
+    harness_seed: bool = False  # the project never seeds: the probe seeds every RNG before it runs
     content_hash: str = field(default="")
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # task.yaml as read
 
@@ -70,7 +77,16 @@ class RunSpec:
         return self.task_dir / "project"
 
     def command_for_seed(self, seed: int) -> list[str]:
-        return [*self.command, self.seed_arg, str(seed)]
+        """The command for one seed: the project's seed flag, or nothing when the harness offsets
+        the project's own seeding (seed_offset)."""
+        return [*self.command, self.seed_arg, str(seed)] if self.seed_arg else list(self.command)
+
+    def seed_offset(self, seed: int) -> int:
+        return 0 if self.seed_arg else seed - self.seed
+
+    @property
+    def upstream(self) -> bool:
+        return self.kind == "upstream"
 
     @property
     def seeds(self) -> list[int]:
@@ -97,6 +113,19 @@ class RunSpec:
             return self.timeout_s
         factor = max(self.performance.time_limit_gold_factor, self.performance.step_time_budget)
         return min(self.timeout_s, max(60.0, factor * gold_wall_s))
+    def migration_file(self, name: str) -> Path:
+        """`gold`, `broken/NAME` or `alternatives/NAME`: a .patch file, or a .py recipe."""
+        base = self.task_dir / "migrations" / name
+        for path in (base.with_name(base.name + ".patch"), base.with_name(base.name + ".py")):
+            if path.is_file():
+                return path
+        raise UserError(f"task {self.task_id} has no migration {name!r} "
+                        f"({base}.patch or {base}.py); add it or choose another")
+
+    def migration_names(self, group: str) -> list[str]:
+        """Names under migrations/<group>/ (broken, alternatives), patches and recipes alike."""
+        folder = self.task_dir / "migrations" / group
+        return sorted({f"{group}/{p.stem}" for p in folder.glob("*") if p.suffix in (".patch", ".py")})
 
 
 def task_content_hash(task_dir: Path) -> str:
@@ -123,25 +152,39 @@ def read_task_yaml(task_dir: Path) -> dict[str, Any]:
     return raw
 
 
+_TYPES = (("task_id", (str,), "str"), ("title", (str,), "str"), ("command", (list,), "list"),
+          ("seed", (int,), "int"), ("steps", (int,), "int"), ("target_chips", (int,), "int"),
+          ("reference_seeds", (list,), "list of ints"), ("timeout_s", (int, float), "number"),
+          ("protected", (list,), "list"), ("fallback_allowlist", (list,), "list"),
+          ("goal", (dict,), "mapping"), ("tolerances", (dict,), "mapping"),
+          ("performance", (dict,), "mapping"))
+
+
 def load_spec(task_dir: Path) -> RunSpec:
     """The one reader of task.yaml: the harness, the agent, the corpus and the leaderboard use it."""
     task_dir = Path(task_dir).expanduser().resolve()
     path = task_dir / "task.yaml"
     raw = read_task_yaml(task_dir)
+    for key, kinds, name in _TYPES:
+        value = raw.get(key)
+        wrong = not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
+        if value is not None and wrong:
+            raise UserError(f"{path}: {key}: expected {name}, found {value!r}")
     try:
         spec = RunSpec(
             task_id=str(raw["task_id"]), task_dir=task_dir, title=str(raw["title"]),
             description=str(raw["description"]), command=tuple(str(c) for c in raw["command"]),
-            seed=int(raw["seed"]), seed_arg=str(raw["seed_arg"]),
+            seed=int(raw["seed"]), seed_arg=str(raw["seed_arg"]) if raw.get("seed_arg") else None,
             reference_seeds=tuple(int(s) for s in raw.get("reference_seeds", [])),
             steps=int(raw["steps"]), target_chips=int(raw.get("target_chips", 1)),
             precision_policy=str(raw.get("precision_policy", "fp32")),
-            protected=tuple(raw.get("protected", [])), checkpoint=str(raw["checkpoint"]),
+            protected=tuple([*raw.get("protected", []), *(raw.get("prepare") or {}).get("outputs", [])]),
+            checkpoint=str(raw["checkpoint"]) if raw["checkpoint"] else None,
             goal=Goal(**raw["goal"]), tolerances=Tolerances(**raw.get("tolerances", {})),
             performance=Performance(**raw.get("performance", {})),
             fallback_allowlist=tuple(raw.get("fallback_allowlist", [])),
             timeout_s=float(raw.get("timeout_s", 600)), content_hash=task_content_hash(task_dir),
-            raw=raw,
+            raw=raw, **_upstream_fields(raw, task_dir),
         )
     except KeyError as exc:
         raise UserError(f"{path}: required field {exc.args[0]!r} is missing") from exc
@@ -181,6 +224,24 @@ def _task_homes() -> dict[str, Path]:
                 task_id = str(read_task_yaml(task_dir).get("task_id") or task_dir.name)
                 homes.setdefault(task_id, task_dir)
     return homes
+def _upstream_fields(raw: dict[str, Any], task_dir: Path) -> dict[str, Any]:
+    kind = str(raw.get("kind", "practice"))
+    if kind not in ("practice", "upstream"):
+        raise UserError(f"{task_dir / 'task.yaml'}: kind must be practice or upstream, not {kind!r}")
+    if kind == "practice":
+        return {}
+    src = raw.get("source") or {}
+    missing = [k for k in ("repo", "commit", "tree") if not src.get(k)]
+    if missing:
+        raise UserError(f"{task_dir / 'task.yaml'}: source lacks {', '.join(missing)} "
+                        "(an upstream task pins repo, commit and root tree id)")
+    args = raw.get("reference_args") or {}
+    return {"kind": kind, "source": Pin(id=str(raw["task_id"]), repo=str(src["repo"]),
+                                        commit=str(src["commit"]), tree=str(src["tree"])),
+            "workdir": str(raw.get("workdir") or ""),
+            "reference_args": {k: tuple(str(a) for a in v) for k, v in args.items()},
+            "prepare_outputs": tuple((raw.get("prepare") or {}).get("outputs", [])),
+            "harness_seed": bool(raw.get("harness_seed", False))}
 
 
 def list_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:

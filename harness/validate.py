@@ -38,10 +38,19 @@ class Labelled:
 
 
 def labelled_migrations(spec: RunSpec) -> list[Labelled]:
-    out = [Labelled(spec.task_id, "gold", spec.gold_patch.read_text(), MIGRATED, (), False)]
-    for patch in spec.migrations("alternatives"):
-        out.append(Labelled(spec.task_id, f"alt-{patch.stem}", patch.read_text(), MIGRATED, (), False))
-    for patch in spec.migrations("broken"):
+    """Gold, alternatives and broken migrations, patches and (upstream) recipes alike, as diffs."""
+    from gpu2tpu.harness.migrations import migration_patch
+
+    if spec.upstream:
+        spec.migration_file("gold")  # a clear error when the task has none
+    else:
+        _ = spec.gold_patch
+    out = [Labelled(spec.task_id, "gold", migration_patch(spec, "gold"), MIGRATED, (), False)]
+    for name in spec.migration_names("alternatives"):
+        out.append(Labelled(spec.task_id, f"alt-{name.split('/', 1)[1]}", migration_patch(spec, name),
+                            MIGRATED, (), False))
+    for name in spec.migration_names("broken"):
+        patch = spec.migration_file(name)
         label_path = patch.with_suffix(".yaml")
         if not label_path.is_file():
             raise UserError(f"{patch} has no label: write {label_path.name} beside it with `category`, "
@@ -49,8 +58,9 @@ def labelled_migrations(spec: RunSpec) -> list[Labelled]:
         label = yaml.safe_load(label_path.read_text()) or {}
         if label.get("category") is None:
             raise UserError(f"{label_path}: `category` is missing (a failure category)")
-        out.append(Labelled(spec.task_id, f"broken-{patch.stem}", patch.read_text(), str(label["category"]),
-                            tuple(label.get("failing") or ()), bool(label.get("silent"))))
+        out.append(Labelled(spec.task_id, f"broken-{patch.stem}", migration_patch(spec, name),
+                            str(label["category"]), tuple(label.get("failing") or ()),
+                            bool(label.get("silent"))))
     return out
 
 

@@ -31,9 +31,15 @@ class Workspace:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def original_tree(spec: RunSpec) -> Path:
+    from gpu2tpu.harness.migrations import original_tree as tree
+
+    return tree(spec)
+
+
 def fresh_copy(spec: RunSpec) -> Workspace:
     ws = Workspace(Path(tempfile.mkdtemp(prefix=f"gpu2tpu-{spec.task_id}-")))
-    shutil.copytree(spec.project_dir, ws.project, ignore=_IGNORE)
+    shutil.copytree(original_tree(spec), ws.project, ignore=_IGNORE, symlinks=True)
     return ws
 
 
@@ -177,7 +183,7 @@ def from_directory(spec: RunSpec, migrated: Path) -> tuple[Workspace, str]:
     if not migrated.is_dir() or migrated.is_symlink():
         raise PatchRejected(f"migrated_dir {migrated} is not a directory")
     tree_entries(migrated)  # refuses links that leave it and special files before anything is read
-    patch = diff_dirs(spec.project_dir, migrated)
+    patch = diff_dirs(original_tree(spec), migrated)
     ws = Workspace(Path(tempfile.mkdtemp(prefix=f"gpu2tpu-{spec.task_id}-")))
     shutil.copytree(migrated, ws.project, ignore=_IGNORE, symlinks=True)
     try:

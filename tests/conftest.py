@@ -24,7 +24,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def practice_predictions() -> list[dict]:
     lines = []
-    for task_dir in sorted(p for p in TASKS_DIR.iterdir() if (p / "task.yaml").exists()):
+    for task_dir in sorted(p for p in TASKS_DIR.iterdir() if (p / "migrations" / "gold.patch").exists()):
         mig = task_dir / "migrations"
         lines.append({"schema_version": 1, "task_id": task_dir.name, "agent": "gold",
                       "patch": (mig / "gold.patch").read_text(), "claimed_success": True,

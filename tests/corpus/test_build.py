@@ -41,7 +41,8 @@ def _build(small, out: Path, tasks: Path | None = None):
 def test_load_dataset_offline_returns_rows_with_features(small, tmp_path):
     out = tmp_path / "ds"
     res = _build(small, out)
-    assert res.counts == {"projects/main": 2, "projects/reference_only": 1, "tasks/practice": 1}
+    assert res.counts == {"projects/main": 2, "projects/reference_only": 1, "tasks/practice": 1,
+                          "tasks/upstream": 0}
     code = f"""
 import json, datasets
 p = datasets.load_dataset({str(out)!r}, "projects")

@@ -1,0 +1,114 @@
+"""Recipes: our own short code that edits a verified upstream tree (a migration, gold or broken).
+
+A recipe file defines `apply(r)`; `r` is a Recipe bound to the tree. Every edit is anchored on one
+existing line that must occur exactly once (compared after strip()), so a recipe applied to another
+tree fails loudly instead of editing the wrong place. No upstream line is stored in this repository
+beyond the anchors a recipe names.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+
+
+class RecipeError(Exception):
+    """A recipe cannot be applied (message names the recipe step, the file and the anchor)."""
+
+
+class Recipe:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.touched: list[str] = []
+
+    def _path(self, rel: str) -> Path:
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or ".." in pure.parts or not rel:
+            raise RecipeError(f"recipe path {rel!r} must be relative and inside the tree")
+        return self.root / rel
+
+    def _lines(self, rel: str) -> list[str]:
+        path = self._path(rel)
+        if not path.is_file():
+            raise RecipeError(f"{rel}: no such file in the tree")
+        return path.read_text().splitlines(keepends=True)
+
+    def _find(self, rel: str, lines: list[str], anchor: str) -> int:
+        want = anchor.strip()
+        hits = [i for i, line in enumerate(lines) if line.strip() == want]
+        if len(hits) != 1:
+            raise RecipeError(f"{rel}: anchor {want!r} found {len(hits)} times (expected exactly once)")
+        return hits[0]
+
+    def _save(self, rel: str, lines: list[str]) -> None:
+        self._path(rel).write_text("".join(lines))
+        if rel not in self.touched:
+            self.touched.append(rel)
+
+    @staticmethod
+    def _indented(lines: Iterable[str], indent: str, newline: str) -> list[str]:
+        return [(indent + line if line.strip() else line.rstrip(" ")) + newline for line in lines]
+
+    @staticmethod
+    def _shape(line: str) -> tuple[str, str]:
+        """(indentation, line ending) of an existing line."""
+        body = line.rstrip("\r\n")
+        return body[: len(body) - len(body.lstrip())], line[len(body):] or "\n"
+
+    def replace(self, rel: str, anchor: str, new: str | list[str]) -> None:
+        """Replace the anchor line by `new` (one line or several), keeping its indentation."""
+        lines = self._lines(rel)
+        i = self._find(rel, lines, anchor)
+        indent, newline = self._shape(lines[i])
+        lines[i:i + 1] = self._indented([new] if isinstance(new, str) else new, indent, newline)
+        self._save(rel, lines)
+
+    def insert_after(self, rel: str, anchor: str, new: list[str]) -> None:
+        """Insert lines after the anchor, at its indentation (lines may add relative indentation)."""
+        lines = self._lines(rel)
+        i = self._find(rel, lines, anchor)
+        indent, newline = self._shape(lines[i])
+        lines[i + 1:i + 1] = self._indented(new, indent, newline)
+        self._save(rel, lines)
+
+    def insert_before(self, rel: str, anchor: str, new: list[str]) -> None:
+        lines = self._lines(rel)
+        i = self._find(rel, lines, anchor)
+        indent, newline = self._shape(lines[i])
+        lines[i:i] = self._indented(new, indent, newline)
+        self._save(rel, lines)
+
+    def delete(self, rel: str, anchor: str) -> None:
+        lines = self._lines(rel)
+        del lines[self._find(rel, lines, anchor)]
+        self._save(rel, lines)
+
+    def write(self, rel: str, text: str) -> None:
+        """A new file of ours; refuses to overwrite an upstream file."""
+        path = self._path(rel)
+        if path.exists():
+            raise RecipeError(f"{rel}: already exists; edit it with replace/insert instead")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        self.touched.append(rel)
+
+
+def apply_recipe(recipe_file: Path, root: Path) -> list[str]:
+    """Run `recipe_file`'s apply(r) on the tree at `root`; returns the paths it touched."""
+    spec = importlib.util.spec_from_file_location(f"gpu2tpu_recipe_{recipe_file.stem}", recipe_file)
+    if spec is None or spec.loader is None:
+        raise RecipeError(f"{recipe_file}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise RecipeError(f"{recipe_file}: cannot be loaded ({type(exc).__name__}: {exc})") from exc
+    if not callable(getattr(module, "apply", None)):
+        raise RecipeError(f"{recipe_file}: defines no apply(r)")
+    recipe = Recipe(root)
+    try:
+        module.apply(recipe)
+    except RecipeError as exc:
+        raise RecipeError(f"{recipe_file.name}: {exc}") from exc
+    return recipe.touched

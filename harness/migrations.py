@@ -1,0 +1,108 @@
+"""A task's starting tree and its shipped migrations, for practice and upstream tasks alike.
+
+Practice tasks keep their original code in `project/` and migrations as patches. Upstream tasks
+materialise a verified corpus project, add stand-in data with the task's own prepare.py, and
+describe migrations as recipes; a recipe becomes a patch by applying it to a copy and diffing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from gpu2tpu.corpus.recipe import apply_recipe
+from gpu2tpu.corpus.upstream import cache_dir, materialise_source
+from gpu2tpu.errors import UserError
+from gpu2tpu.harness.spec import RunSpec
+
+_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
+
+
+class PrepareError(UserError):
+    """The task's prepare.py failed: the task cannot be run here (an infra failure)."""
+
+
+def original_tree(spec: RunSpec, sources: Path | None = None) -> Path:
+    """The tree a migration starts from (read it, never edit it): project/ for a practice task; for
+    an upstream task the verified source with the task's stand-in data, built once per task hash."""
+    if not spec.upstream or spec.source is None:
+        return spec.project_dir
+    prepared = cache_dir(spec.source) / f"prepared-{spec.content_hash[:16]}"
+    if (prepared / ".gpu2tpu-prepared").is_file():
+        return prepared / "tree"
+    source = materialise_source(spec.source, sources, needed_ok=spec.prepare_outputs)
+    prepared.parent.mkdir(parents=True, exist_ok=True)
+    with open(str(prepared) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (prepared / ".gpu2tpu-prepared").is_file():
+            return prepared / "tree"
+        building = prepared.with_name(prepared.name + ".building")
+        shutil.rmtree(building, ignore_errors=True)
+        shutil.copytree(source, building / "tree", symlinks=True)
+        run_prepare(spec, building / "tree")
+        (building / ".gpu2tpu-prepared").write_text(json.dumps({"task_hash": spec.content_hash}))
+        shutil.rmtree(prepared, ignore_errors=True)
+        os.replace(building, prepared)
+    return prepared / "tree"
+
+
+def run_prepare(spec: RunSpec, root: Path) -> None:
+    """`python -I -B prepare.py ROOT` from a copy of the script, sandboxed with only the tree (and a
+    scratch directory for its logs) writable: the task's stand-in data, written into the tree."""
+    from gpu2tpu.harness.runner import clean_env, confinement, run_process
+
+    script = spec.task_dir / "prepare.py"
+    if not script.is_file():
+        raise PrepareError(f"upstream task {spec.task_id} has no prepare.py in {spec.task_dir}")
+    with tempfile.TemporaryDirectory(prefix=f"gpu2tpu-prepare-{spec.task_id}-") as tmp:
+        scratch = Path(tmp)
+        shutil.copyfile(script, scratch / "prepare.py")
+        res = run_process([sys.executable, "-I", "-B", str(scratch / "prepare.py"), str(root)], root,
+                          scratch, clean_env(), 600, log_name="prepare",
+                          box=confinement([root, scratch], []))
+        if res.exit_code != 0:
+            tail = (scratch / "prepare.stderr.log").read_text(errors="replace").strip().splitlines()
+            raise PrepareError(f"{script} failed (exit {res.exit_code}): "
+                               f"{tail[-1] if tail else 'no output'}")
+    missing = [p for p in spec.prepare_outputs if not (root / p).exists()]
+    if missing:
+        raise PrepareError(f"{script} did not write {', '.join(missing)} (declared in prepare.outputs)")
+
+
+def migration_patch(spec: RunSpec, name: str) -> str:
+    """A shipped migration as a unified diff against the original tree (what a prediction holds)."""
+    path = spec.migration_file(name)
+    if path.suffix == ".patch":
+        return path.read_text()
+    from gpu2tpu.harness.workspace import diff_dirs
+
+    with tempfile.TemporaryDirectory(prefix=f"gpu2tpu-recipe-{spec.task_id}-") as tmp:
+        edited = materialise(spec, Path(tmp) / "tree", name)
+        return diff_dirs(original_tree(spec), edited)
+
+
+def materialise(spec: RunSpec, dest: Path, migration: str | None = None) -> Path:
+    """Write the original tree (and, if named, a migration applied to it) to `dest`."""
+    dest = Path(dest).expanduser()
+    if dest.exists() and any(dest.iterdir()):
+        raise UserError(f"{dest} exists and is not empty; name a new directory")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        dest.rmdir()
+    shutil.copytree(original_tree(spec), dest, ignore=_IGNORE, symlinks=True)
+    if migration:
+        path = spec.migration_file(migration)
+        if path.suffix == ".py":
+            apply_recipe(path, dest)
+        else:
+            proc = subprocess.run(["git", "apply", "--whitespace=nowarn", str(path)], cwd=dest,
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise UserError(f"{path} does not apply: {proc.stderr.strip()}")
+    return dest

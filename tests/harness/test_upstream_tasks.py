@@ -1,0 +1,87 @@
+"""Every upstream task's gold recipe is graded migrated and every broken recipe exactly as labelled,
+for real on the XLA CPU device, from verified sources (skipped, saying how, when none are reachable)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpu2tpu.corpus import TASKS_DIR
+from gpu2tpu.corpus.upstream import SOURCES_ENV, source_present
+from gpu2tpu.harness.criteria import CRITERION_NAMES
+from gpu2tpu.harness.spec import find_task, list_tasks
+
+SHARED_SOURCES = Path(__file__).resolve().parents[3] / "shared" / "sources"
+UPSTREAM = [t for t in list_tasks() if find_task(t).upstream]
+
+
+@pytest.fixture(scope="session")
+def sources() -> Path:
+    if not os.environ.get(SOURCES_ENV) and SHARED_SOURCES.is_dir():
+        os.environ[SOURCES_ENV] = str(SHARED_SOURCES)
+    missing = [t for t in UPSTREAM if source_present(find_task(t).source) == "missing"]  # type: ignore[arg-type]
+    if missing:
+        pytest.skip(f"no source for {', '.join(missing)}: set {SOURCES_ENV} to a directory of "
+                    "snapshots (<id>.tar.gz, <id>.tree.tsv, <id>.omitted.tsv) or bare git mirrors, "
+                    "or run `gpu2tpu tasks fetch` where GitHub is reachable")
+    return Path(os.environ[SOURCES_ENV])
+
+
+@pytest.fixture(scope="session")
+def upstream_run(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from gpu2tpu.harness.evaluate import evaluate_predictions
+    from gpu2tpu.harness.migrations import migration_patch
+
+    root = tmp_path_factory.mktemp("upstream")
+    lines = []
+    for task_id in UPSTREAM:
+        spec = find_task(task_id)
+        for name in ["gold", *spec.migration_names("broken")]:
+            agent = "gold" if name == "gold" else name.replace("broken/", "broken-")
+            lines.append({"schema_version": 1, "task_id": task_id, "agent": agent,
+                          "patch": migration_patch(spec, name), "claimed_success": True})
+    preds = root / "preds.jsonl"
+    preds.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    summary = evaluate_predictions(preds, "upstream", root / "runs")
+    assert not summary["errors"], summary["errors"]
+    return root / "runs" / "upstream"
+
+
+def test_upstream_tasks_are_complete() -> None:
+    for task_id in UPSTREAM:
+        spec = find_task(task_id)
+        assert spec.source and len(spec.source.commit) == 40 and len(spec.source.tree) == 40
+        broken = spec.migration_names("broken")
+        assert len(broken) >= 2, f"{task_id}: at least two broken recipes"
+        labels = [yaml.safe_load((TASKS_DIR / task_id / "migrations" / f"{b}.yaml").read_text())
+                  for b in broken]
+        assert any(label["silent"] for label in labels), f"{task_id}: no silent broken recipe"
+        assert (spec.task_dir / "prepare.py").is_file() and (spec.task_dir / "evaluate.py").is_file()
+        assert not (spec.task_dir / "project").exists(), "upstream code is never stored in the repo"
+
+
+@pytest.mark.skipif(not UPSTREAM, reason="no upstream task in corpus/tasks")
+def test_every_upstream_verdict_as_labelled(upstream_run: Path) -> None:
+    summary = json.loads((upstream_run / "summary.json").read_text())
+    mismatches = []
+    for rel in summary["evaluations"]:
+        r = json.loads((upstream_run / rel).read_text())
+        v = r["verdict"]
+        if r["agent"] == "gold":
+            want = {"failing": [], "category": None, "silent": False}
+        else:
+            name = r["agent"].removeprefix("broken-")
+            label = yaml.safe_load((TASKS_DIR / r["task_id"] / "migrations" / "broken" /
+                                    f"{name}.yaml").read_text())
+            want = {"failing": list(label["failing"]), "category": label["category"],
+                    "silent": label["silent"]}
+        got = {"failing": [c for c in CRITERION_NAMES if not v["criteria"][c]["passed"]],
+               "category": v["category"], "silent": v["silent"]}
+        if got != want:
+            bad = [e["text"] for c in v["criteria"].values() for e in c["evidence"] if not e["ok"]]
+            mismatches.append(f"{r['agent']}/{r['task_id']}: got {got}, want {want}; {bad}")
+    assert not mismatches, "\n".join(mismatches)
