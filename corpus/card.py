@@ -134,7 +134,7 @@ def render(splits: dict[str, dict[str, str]], projects: list[dict[str, Any]],
     """The whole card text."""
     sizes: dict[str, dict[str, int]] = {
         "projects": dict(Counter(str(r.get("split")) for r in projects)),
-        "tasks": {"practice": len(tasks)}}
+        "tasks": dict(Counter(str(t.get("kind") or "practice") for t in tasks))}
     table = stats.domain_bucket(projects)
     n_main = sum(1 for r in projects if r.get("split") == "main")
     inclusion = (PACKAGE_DIR / "INCLUSION.md").read_text(encoding="utf-8").split("\n", 2)[-1]

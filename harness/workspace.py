@@ -135,7 +135,7 @@ def changed_paths(original: Path, result: Path) -> list[str]:
 def check_tree(spec: RunSpec, project: Path) -> None:
     """The migrated tree itself, whatever the patch said: no protected path changed or shadowed,
     no link leaving the project, no special file."""
-    check_paths(spec, changed_paths(spec.project_dir, project))
+    check_paths(spec, changed_paths(original_tree(spec), project))
 
 
 def apply_patch(spec: RunSpec, patch: str) -> Workspace:

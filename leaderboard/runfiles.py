@@ -13,7 +13,9 @@ from typing import Any
 
 import yaml
 
+from gpu2tpu.errors import UserError
 from gpu2tpu.harness.report import EVALUATION_FILES, GOAL, PATCH, Report, ReportError, RunLayout
+from gpu2tpu.harness.sandbox import require_sandboxed
 
 FORMAT_VERSION = 1  # docs/formats.md schema_version this reader understands
 REQUIRED_METADATA = ("agent", "model", "organisation")
@@ -141,6 +143,10 @@ def check_report(
             f"{path} uses unknown corpus revision {data['corpus_revision']!r} "
             f"(known: {', '.join(sorted(known_revisions))}); evaluate against a released corpus"
         )
+    try:
+        require_sandboxed(data)  # graded code that ran outside bubblewrap proves nothing
+    except UserError as exc:
+        raise SubmissionRefused(f"{path}: {exc}") from exc
     files = data["files"]
     if not isinstance(files, dict) or not files:
         raise SubmissionRefused(f"{path} lists no files: nothing to re-score from")

@@ -291,6 +291,7 @@ def write_run(
             },
             "reference": {"id": ref_id, "dir": f"references/{ref_id}"},
             "runtime": {
+                "sandbox": "bwrap",
                 "torch": "2.9.0",
                 "torch_xla": "2.9.0",
                 "torch_tpu": None,

@@ -138,6 +138,7 @@ def test_forged_verdict_is_rescored_to_the_truth(tmp_path: Path) -> None:
         ("unknown_revision", "unknown corpus revision 'rev-nobody-knows'"),
         ("unknown_target", "no price for execution target 'gpu-b999'"),
         ("escape_path", "outside the run directory"),
+        ("unsandboxed", "graded with sandbox none"),
     ],
 )
 def test_refusals_write_nothing(tmp_path: Path, damage: str, message: str) -> None:
@@ -165,6 +166,8 @@ def test_refusals_write_nothing(tmp_path: Path, damage: str, message: str) -> No
         report["execution"]["target"] = "gpu-b999"
     elif damage == "escape_path":
         report["files"]["../../../etc/hostname"] = "0" * 64
+    elif damage == "unsandboxed":  # graded with --unsafe-no-sandbox
+        report["runtime"]["sandbox"] = "none"
     (eval_dir / "report.json").write_text(json.dumps(report))
     with pytest.raises(SubmissionRefused, match=message.replace("(", r"\(").replace(".", r"\.")):
         submit(run, meta, db)

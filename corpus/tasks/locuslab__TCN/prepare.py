@@ -1,20 +1,22 @@
-"""Stand-in data for locuslab/TCN's adding problem: none is needed.
+"""Harness-owned data step for locuslab__TCN (adding problem).
 
-The adding problem generates its sequences in memory (TCN/adding_problem/utils.py), so the task
-runs the upstream code unchanged offline; this script only checks that ROOT is the TCN tree.
-Usage: python prepare.py ROOT
+The adding problem generates its data in the script itself (TCN/adding_problem/utils.py), so no
+stand-in data is written: this only checks that the tree is the one the task expects.
 """
+import os
 import sys
-from pathlib import Path
+
+NEEDED = ("TCN/adding_problem/add_test.py", "TCN/adding_problem/utils.py",
+          "TCN/adding_problem/model.py", "TCN/tcn.py")
 
 
-def main(root: Path) -> None:
-    script = root / "TCN" / "adding_problem" / "add_test.py"
-    if not script.is_file():
-        sys.exit(f"{root} is not a locuslab/TCN tree ({script} is missing); materialise the task first")
+def main():
+    root = sys.argv[1]
+    missing = [p for p in NEEDED if not os.path.isfile(os.path.join(root, p))]
+    if missing:
+        sys.exit(f"prepare: {root} lacks {', '.join(missing)}; materialise the task's tree first")
+    print("prepare: the adding problem generates its own data; nothing to write")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python prepare.py ROOT (the materialised locuslab/TCN tree)")
-    main(Path(sys.argv[1]))
+    main()

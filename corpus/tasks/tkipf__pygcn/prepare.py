@@ -1,43 +1,46 @@
-"""Stand-in Cora for tkipf/pygcn: data/cora/cora.content and data/cora/cora.cites.
+"""Stand-in Cora data for tkipf/pygcn: data/cora/cora.content and data/cora/cora.cites.
 
-Same format as the real files (tab separated; content: paper id, binary word features, class
-name; cites: cited id, citing id), smaller: 1600 papers, 7 classes, 200 words. Features and
-citations are class-correlated so the GCN can learn. Deterministic (numpy seed 0).
-Usage: python prepare.py ROOT
+The format is the one the project's loader reads: cora.content has one line per paper,
+`<paper id> <0/1 word attributes...> <class label>` (tab separated); cora.cites has one
+`<cited id> <citing id>` pair per line. 1600 papers (the loader's fixed splits reach index 1500),
+96 word attributes, 7 classes; words and citations depend on the class, so the task is learnable.
+Deterministic (numpy seed 0), stdlib + numpy only.
 """
+
+from __future__ import annotations
+
 import sys
 from pathlib import Path
 
 import numpy as np
 
+N_PAPERS, N_WORDS, N_CLASSES, N_EDGES = 1600, 96, 7, 4000
 CLASSES = ["Case_Based", "Genetic_Algorithms", "Neural_Networks", "Probabilistic_Methods",
            "Reinforcement_Learning", "Rule_Learning", "Theory"]
-N_PAPERS, N_WORDS, N_CITES = 1600, 200, 4000
 
 
 def main(root: Path) -> None:
-    rng = np.random.RandomState(0)
+    rng = np.random.default_rng(0)
     out = root / "data" / "cora"
     out.mkdir(parents=True, exist_ok=True)
-    ids = rng.choice(np.arange(1000, 1_000_000), size=N_PAPERS, replace=False)
-    labels = rng.randint(len(CLASSES), size=N_PAPERS)
-    topic = rng.rand(len(CLASSES), N_WORDS) < 0.08          # each class's characteristic words
-    noise = rng.rand(N_PAPERS, N_WORDS) < 0.03
-    keep = rng.rand(N_PAPERS, N_WORDS) < 0.5                # a paper uses half its class words
-    words = ((topic[labels] & keep) | noise).astype(int)
-    with open(out / "cora.content", "w") as f:
-        for i in range(N_PAPERS):
-            f.write("\t".join([str(ids[i]), *map(str, words[i]), CLASSES[labels[i]]]) + "\n")
-    edges = set()
-    while len(edges) < N_CITES:
-        a = rng.randint(N_PAPERS)
-        same = np.flatnonzero(labels == labels[a])
-        b = rng.choice(same) if rng.rand() < 0.8 else rng.randint(N_PAPERS)
-        if a != b:
-            edges.add((int(a), int(b)))
-    with open(out / "cora.cites", "w") as f:
-        for a, b in sorted(edges):
-            f.write(f"{ids[a]}\t{ids[b]}\n")
+    ids = rng.choice(np.arange(1000, 2_000_000), size=N_PAPERS, replace=False)
+    labels = rng.integers(0, N_CLASSES, size=N_PAPERS)
+    topic = rng.random((N_CLASSES, N_WORDS)) < 0.15  # each class's favoured words
+    prob = np.where(topic[labels], 0.35, 0.04)
+    words = (rng.random((N_PAPERS, N_WORDS)) < prob).astype(int)
+    words[np.arange(N_PAPERS), rng.integers(0, N_WORDS, N_PAPERS)] = 1  # no empty paper
+    lines = ["\t".join([str(ids[i]), *map(str, words[i]), CLASSES[labels[i]]])
+             for i in range(N_PAPERS)]
+    (out / "cora.content").write_text("\n".join(lines) + "\n")
+    src = rng.integers(0, N_PAPERS, size=N_EDGES)
+    same = rng.random(N_EDGES) < 0.8  # most citations stay within a class
+    dst = np.empty(N_EDGES, dtype=int)
+    for k in range(N_EDGES):
+        pool = np.flatnonzero(labels == labels[src[k]]) if same[k] else np.arange(N_PAPERS)
+        dst[k] = pool[rng.integers(0, len(pool))]
+    keep = src != dst
+    pairs = sorted(set(zip(ids[dst[keep]].tolist(), ids[src[keep]].tolist())))
+    (out / "cora.cites").write_text("".join(f"{a}\t{b}\n" for a, b in pairs))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,16 @@
-"""Broken: replaces the CUDA idioms (dense adjacency, .to(device)) but picks the device with
-torch.cuda.is_available(): without a GPU everything trains on the CPU."""
+"""Every edit of the gold migration, but the device is chosen CUDA-style
+(`torch.device("cuda" if torch.cuda.is_available() else "cpu")`): with no GPU the whole run
+stays on the CPU (exit 0)."""
 
-TRAIN = "pygcn/train.py"
-LAYERS = "pygcn/layers.py"
+import importlib.util
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location("pygcn_gold", Path(__file__).parents[1] / "gold.py")
+gold = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gold)
 
 
 def apply(r):
-    r.replace(TRAIN, "args.cuda = not args.no_cuda and torch.cuda.is_available()",
-              ["args.cuda = True",
-               "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')"])
-    r.replace(TRAIN, "torch.cuda.manual_seed(args.seed)", "torch.manual_seed(args.seed)")
-    r.replace(TRAIN, "model.cuda()", "model.to(device)")
-    for name in ("features", "labels", "idx_train", "idx_val", "idx_test"):
-        r.replace(TRAIN, f"{name} = {name}.cuda()", f"{name} = {name}.to(device)")
-    r.replace(TRAIN, "adj = adj.cuda()", "adj = adj.to_dense().to(device)")
-    r.replace(LAYERS, "output = torch.spmm(adj, support)", "output = torch.mm(adj, support)")
+    gold.move_to_xla(r, device='torch.device("cuda" if torch.cuda.is_available() else "cpu")')
+    r.replace(gold.TRAIN, "print('Epoch: {:04d}'.format(epoch+1),",
+              "if epoch + 1 == args.epochs: print('Epoch: {:04d}'.format(epoch+1),")
