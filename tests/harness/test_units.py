@@ -187,3 +187,21 @@ def test_targets_are_one_home() -> None:
     assert "TORCH_DEVICE_BACKEND_AUTOLOAD" not in TARGETS["torchtpu"].env(4)
     assert TARGETS["torchtpu"].on_target("tpu:0") and not TARGETS["torchtpu"].on_target("xla:0")
     assert TARGETS["tpu"].on_target("xla:1") and not TARGETS["tpu"].on_target("cpu")
+
+
+def test_time_is_not_compared_for_a_run_off_the_target() -> None:
+    """A run whose parameters stayed on the CPU fails hardware; its step time against the XLA gold
+    means nothing and swings with host load, so performance does not judge it."""
+    spec = find_task("cifar_amp")
+    gold = _record([2.0] * 10)
+    cpu = _record([2.0] * 10)
+    assert cpu.trace.optimizer is not None
+    cpu.trace.optimizer["param_devices"] = ["cpu"]
+    for s in cpu.trace.steps:
+        s["wall_s"] = 1.0  # 100x the gold's 0.01 s
+    res = criteria.performance(criteria.Inputs(spec, get_target("xla-cpu"), [gold], gold, cpu))
+    assert res.passed and any("not compared" in e["text"] for e in res.evidence)
+    slow = _record([2.0] * 10)
+    for s in slow.trace.steps:
+        s["wall_s"] = 1.0
+    assert not criteria.performance(criteria.Inputs(spec, get_target("xla-cpu"), [gold], gold, slow)).passed
