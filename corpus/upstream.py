@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from gpu2tpu.cache import cache_root
 from gpu2tpu.errors import UserError
 
 SOURCES_ENV = "GPU2TPU_SOURCES"
@@ -92,9 +93,7 @@ def sources_dir(explicit: Path | None = None) -> Path | None:
 
 
 def cache_dir(pin: Pin) -> Path:
-    base = os.environ.get("GPU2TPU_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpu2tpu")
-    return Path(base) / "sources" / f"{pin.id}-{pin.commit[:12]}"
+    return cache_root() / "sources" / f"{pin.id}-{pin.commit[:12]}"
 
 
 def verify_tree(root: Path, listing: list[Listed], pin: Pin, omitted: set[str],

@@ -15,6 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from gpu2tpu import __version__
+from gpu2tpu.cache import cache_root
 from gpu2tpu.harness.migrations import migration_patch, original_tree
 from gpu2tpu.harness.report import GOAL, GOLD, PROCESS, hash_file, seed_dir, write_json
 from gpu2tpu.harness.runner import (
@@ -130,12 +131,6 @@ def reference_key(spec: RunSpec, target: Target) -> str:
              "python": sys.version.split()[0], "reference_device": reference_device(),
              **runtime_versions()}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def cache_root() -> Path:
-    base = os.environ.get("GPU2TPU_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpu2tpu")
-    return Path(base)
 
 
 def write_manifest(root: Path) -> dict[str, str]:

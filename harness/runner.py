@@ -44,8 +44,8 @@ def sandbox_mode() -> str:
 def grader_paths() -> list[Path]:
     """What untrusted code must never see: the reference cache, the task directories (gold and
     broken migrations, evaluate.py, other tasks), the install's git history, $HOME, run roots."""
+    from gpu2tpu.cache import cache_root
     from gpu2tpu.corpus import TASKS_DIR
-    from gpu2tpu.harness.execution import cache_root
 
     paths = [cache_root(), TASKS_DIR, Path(os.path.expanduser("~"))]
     for parent in Path(__file__).resolve().parents:

@@ -20,8 +20,9 @@ from security_attacks import (
     stray_child_patch,
 )
 
+from gpu2tpu.cache import cache_root
 from gpu2tpu.harness.evaluate import evaluate_predictions
-from gpu2tpu.harness.execution import cache_root, verify_manifest
+from gpu2tpu.harness.execution import verify_manifest
 from gpu2tpu.harness.regrade import regrade_report
 from gpu2tpu.harness.spec import find_task
 from gpu2tpu.harness.workspace import diff_dirs
