@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gpu2tpu import __version__
 from gpu2tpu.cache import cache_root
+from gpu2tpu.corpus.recipe import apply_recipe
 from gpu2tpu.harness.migrations import migration_patch, original_tree
 from gpu2tpu.harness.report import GOAL, GOLD, PROCESS, hash_file, seed_dir, write_json
 from gpu2tpu.harness.runner import (
@@ -33,6 +34,7 @@ from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
 Progress = Callable[[str], None]
 MODEL_STATE = "gpu2tpu_model_state.pt"  # beside the project tree, written by the probe
 SEED_OFFSET_ENV = "GPU2TPU_SEED_OFFSET"
+REFERENCE_CPU_RECIPE = "reference_cpu.py"  # see adapt_reference
 
 
 def reference_device() -> str:
@@ -55,8 +57,19 @@ def runtime_versions() -> dict[str, str | None]:
     return out
 
 
+def adapt_reference(spec: RunSpec, ws: Workspace) -> str | None:
+    """On a machine without CUDA, a project that hard-codes CUDA (no switch of its own) runs its
+    reference through the task's `migrations/reference_cpu.py` recipe (the least edit that puts
+    it on the CPU); returns that recipe's name, recorded in process.json, or None."""
+    recipe = spec.task_dir / "migrations" / REFERENCE_CPU_RECIPE
+    if reference_device() != "cpu" or not recipe.is_file():
+        return None
+    apply_recipe(recipe, ws.project)
+    return f"migrations/{REFERENCE_CPU_RECIPE}"
+
+
 def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
-                   target: Target | None) -> dict:
+                   target: Target | None, adapted: str | None = None) -> dict:
     """Run the task command in `ws` under the probe, then the harness-owned goal metric.
 
     Writes trace.jsonl, stdout.log, stderr.log, process.json and goal.json into `out_dir`."""
@@ -77,7 +90,7 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
                "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3),
                "sandbox": result.sandbox, "output_truncated": list(result.truncated),
                "target": target.name if target else None,
-               "seed": seed}
+               "seed": seed, "reference_adapted_by": adapted}
     write_json(out_dir / PROCESS, process)
     write_json(out_dir / GOAL, measure_goal(spec, ws, out_dir))
     return process
@@ -177,7 +190,9 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
             progress(f"{spec.task_id}: reference run, seed {seed}")
             ws = fresh_copy(spec)
             try:
-                codes.append(run_and_record(spec, ws, building / seed_dir(seed), seed, None)["exit_code"])
+                adapted = adapt_reference(spec, ws)
+                codes.append(run_and_record(spec, ws, building / seed_dir(seed), seed, None,
+                                            adapted)["exit_code"])
             finally:
                 ws.cleanup()
         progress(f"{spec.task_id}: gold migration on {target.name}")
