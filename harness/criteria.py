@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu2tpu.harness.invariants import check_integrity, check_invariants, check_structure
+from gpu2tpu.harness.invariants import check_init, check_integrity, check_invariants, check_structure
 from gpu2tpu.harness.spec import RunSpec
 from gpu2tpu.harness.targets import Target
 from gpu2tpu.harness.trace import RunRecord, Trace
@@ -80,7 +80,7 @@ def runs(i: Inputs) -> CriterionResult:
     detail = f": {error[-1]}" if error else ""
     if not res.check(code == 0, f"exit status {code}{detail}", "crash"):
         return res
-    check_integrity(res, i.gold.trace, cand.trace)
+    check_integrity(res, i.gold.trace, cand.trace, proc)
     applied = len(cand.trace.applied)
     res.check(applied >= spec.steps, f"{applied} optimizer steps taken, {spec.steps} expected",
               "workload_changed")
@@ -108,6 +108,7 @@ def numerics(i: Inputs) -> CriterionResult:
     _check_precision(res, spec, tr)
     _check_config(res, ref, tr)
     check_invariants(res, ref, tr)
+    check_init(res, tol, ref, tr)
     _check_workload(res, ref, tr)
     return res
 

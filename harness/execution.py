@@ -84,13 +84,14 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
     if spec.upstream:  # the project importable as if installed (`pip install -e .`), as upstream
         env["PYTHONPATH"] = str(ws.project)
     model = ws.root / MODEL_STATE if spec.checkpoint is None else None
-    result = run_probed(command, ws.project / spec.workdir, out_dir, env, spec.timeout_s,
+    workdir = ws.project / spec.workdir
+    result = run_probed(command, workdir, out_dir, env, spec.timeout_s,
                         probe_dir=ws.root, save_model=model)
     process = {"schema_version": 1, **provenance(), "exit_code": result.exit_code,
                "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3),
                "sandbox": result.sandbox, "output_truncated": list(result.truncated),
                "target": target.name if target else None,
-               "seed": seed, "reference_adapted_by": adapted}
+               "seed": seed, "cwd": os.path.realpath(workdir), "reference_adapted_by": adapted}
     write_json(out_dir / PROCESS, process)
     write_json(out_dir / GOAL, measure_goal(spec, ws, out_dir))
     return process

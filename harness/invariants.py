@@ -5,12 +5,15 @@ Called by the numerics and runs criteria in `criteria.py` (the one home of the c
 
 from __future__ import annotations
 
+import math
+import os
 from typing import TYPE_CHECKING, Any
 
 from gpu2tpu.harness.trace import Trace
 
 if TYPE_CHECKING:
     from gpu2tpu.harness.criteria import CriterionResult
+    from gpu2tpu.harness.spec import Tolerances
 
 # The RNGs a project seeds that any target can reproduce; device-specific seeding (torch.cuda.*)
 # has no counterpart off CUDA, and torch.manual_seed seeds every device.
@@ -115,9 +118,18 @@ def _check_post_clip(res: CriterionResult, ref: Trace, tr: Trace) -> None:
               (f"; {len(bad)} differ, first {bad[0]}" if bad else ""), "config_drift")
 
 
-def check_integrity(res: CriterionResult, gold: Trace, tr: Trace) -> None:
-    """The trace was written by the probe in this run: its hooks were not rebound and it is not a
-    copy of the gold run's trace (real step times never repeat to the last digit)."""
+def check_integrity(res: CriterionResult, gold: Trace, tr: Trace, process: dict[str, Any]) -> None:
+    """The trace was written by the probe in this run: it starts in the directory the harness ran
+    the command in, its hooks were not rebound and it is not a copy of the gold run's trace (real
+    step times never repeat to the last digit)."""
+    want, got = process.get("cwd"), tr.start.get("cwd")
+    if want is not None:
+        same = isinstance(got, str) and os.path.normpath(got) == os.path.normpath(want)
+        res.check(same, "trace started in the run's own working directory" if same
+                  else f"trace's start record names another working directory ({got!r}, not the "
+                  "run's): a trace recorded elsewhere", "tampered")
+    if tr.anomalies:
+        res.check(False, f"trace not as the probe writes it: {'; '.join(tr.anomalies[:3])}", "tampered")
     if tr.integrity is not None:
         rebound = tr.integrity.get("rebound") or []
         res.check(not rebound, "probe hooks intact" if not rebound else
@@ -126,3 +138,35 @@ def check_integrity(res: CriterionResult, gold: Trace, tr: Trace) -> None:
     copied = len(times) > 1 and times == gold_times
     res.check(not copied, "trace is a copy of the gold run's trace (identical step times)" if copied
               else "trace step times are this run's own", "tampered")
+
+
+def check_init(res: CriterionResult, tol: Tolerances, ref: Trace, tr: Trace) -> None:
+    """The first training forward, before any RNG or optimizer step could matter: its input (data
+    pipeline, augmentation, order) and the model's eval-mode output on it. Compared only when the
+    first inputs have the same shape (a padded or sharded batch is another tensor by design)."""
+    r, c = ref.init or {}, tr.init or {}
+    if "input_sum" not in r or "input_sum" not in c:
+        return
+    if r.get("input_shape") != c.get("input_shape"):
+        res.check(True, f"first batch not compared: input shape {c.get('input_shape')} vs reference "
+                  f"{r.get('input_shape')}", "workload_changed")
+        return
+    scales = {"input_sum": math.sqrt(abs(r["input_sumsq"])), "input_sumsq": abs(r["input_sumsq"]),
+              "input_wsum": math.sqrt(abs(r.get("input_wsumsq") or 0.0))}
+    dev = max(_scaled(c.get(k), r[k], scale) for k, scale in scales.items())
+    ok = dev <= tol.init_input_tol
+    res.check(ok, f"first batch's inputs {'match' if ok else 'differ from'} the reference's "
+              f"(deviation {dev:.2g}, limit {tol.init_input_tol}): data pipeline and order",
+              "workload_changed")
+    if "eval_out_absmean" in r and "eval_out_absmean" in c:
+        scale = abs(r["eval_out_absmean"])
+        dev = max(_scaled(c[k], r[k], scale) for k in ("eval_out_mean", "eval_out_absmean"))
+        res.check(dev <= tol.init_output_rtol, f"model output at initialisation (eval mode, first "
+                  f"batch) {dev:.2g} of its magnitude from the reference's (rtol {tol.init_output_rtol})",
+                  "numerics_drift")
+
+
+def _scaled(value: Any, ref: float, scale: float) -> float:
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return math.inf
+    return abs(value - ref) / scale if scale > 0 else (0.0 if value == ref else math.inf)

@@ -41,6 +41,25 @@ def _version(name: str) -> str | None:
         return None
 
 
+INIT_VALUES = ("input_sum", "input_sumsq", "input_wsum", "input_wsumsq", "eval_out_mean",
+               "eval_out_absmean")
+
+
+def _first_float(output):
+    """The first floating-point tensor of a forward's output (a tensor, or nested in a tuple,
+    list or dict), or None."""
+    if isinstance(output, torch.Tensor):
+        return output if output.is_floating_point() else None
+    items = output.values() if isinstance(output, dict) else output
+    if not isinstance(items, (list, tuple, type({}.values()))):
+        return None
+    for item in items:
+        found = _first_float(item)
+        if found is not None:
+            return found
+    return None
+
+
 def _jsonable(value):
     if isinstance(value, torch.Tensor):
         return value.item() if value.numel() == 1 and value.device.type == "cpu" else str(value.shape)
@@ -167,6 +186,8 @@ class Recorder:
         self.in_backward = False
         self.in_clip = False
         self.in_seed = False
+        self.in_init = False
+        self.init: dict | None = None  # see _init_signals
         self._new_step()
 
     def emit(self, event: str, **fields) -> None:
@@ -209,19 +230,52 @@ class Recorder:
             mods = list(module.modules())
             self.cur["train_modules"] = [sum(1 for m in mods if m.training), len(mods)]
 
-    def on_forward(self, args, kwargs) -> None:
-        if not torch.is_grad_enabled():
+    def on_forward(self, module, args, kwargs) -> None:
+        if not torch.is_grad_enabled() or self.in_init:
             return  # evaluation forwards are not part of the training workload
         tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
         if not tensors:
             return
         x = tensors[0]
+        if self.step == 0 and self.init is None:
+            self.init = self._init_signals(module, x, args, kwargs)
         self.cur["batch_size"].append(int(x.shape[0]) if x.dim() else 1)
         self.cur["input_devices"].add(str(x.device))
         if self.input_sharding is None and x.device.type == "xla" and "torch_xla" in sys.modules:
             self.input_sharding = sys.modules["torch_xla"]._XLAC._get_xla_sharding_spec(x)
 
+    def _init_signals(self, module, x, args, kwargs) -> dict:
+        """RNG-independent signals of the first training forward, before it runs: a fingerprint of
+        its first input (sum, sum of squares, position-weighted sum: the data pipeline and order)
+        and the model's output on it in eval mode (dropout off, no grad, train states restored), so
+        nothing of the run changes. Read with step 0's values, emitted as the `init` event."""
+        init: dict = {"input_shape": list(x.shape), "input_dtype": str(x.dtype).replace("torch.", ""),
+                      "_tensors": []}
+        try:
+            with torch.no_grad():
+                flat = x.detach().reshape(-1).float()
+                weight = (torch.arange(flat.numel(), device=flat.device) % 13 - 6).float()
+                init["_tensors"] = [flat.sum(), (flat * flat).sum(), (flat * weight).sum(),
+                                    (flat * flat * weight * weight).sum()]
+                states = [(m, m.training) for m in module.modules()]
+                self.in_init = True
+                try:
+                    module.eval()
+                    out = _first_float(module(*args, **kwargs))
+                finally:
+                    self.in_init = False
+                    for m, training in states:
+                        m.training = training
+                if out is not None:
+                    out = out.detach().float()
+                    init["_tensors"] += [out.mean(), out.abs().mean()]
+        except Exception as exc:  # a model that cannot run twice: no init signal, the run goes on
+            init["error"] = repr(exc)[:300]
+        return init
+
     def on_output(self, output) -> None:
+        if self.in_init:
+            return
         if isinstance(output, torch.Tensor) and self.step == 0 and not self.cur.get("out_dtype"):
             self.cur["out_dtype"] = str(output.dtype).replace("torch.", "")
             self.emit("forward_output", dtype=self.cur["out_dtype"])
@@ -281,7 +335,8 @@ class Recorder:
                                                     if t is not None],
                   "_has_norm": self.cur["norm"] is not None,
                   "_has_post": self.cur["post_norm"] is not None,
-                  "_syncs": self.xla.syncs() if self.xla else 0}
+                  "_syncs": self.xla.syncs() if self.xla else 0,
+                  "_init": self.init if self.step == 0 and self.init else None}
         self.queue.append(record)
         self.last_step_t = now
         self.step += 1
@@ -299,13 +354,18 @@ class Recorder:
         if not ready:
             return
         batch, self.queue = self.queue[:ready], self.queue[ready:]
-        tensors = [t for r in batch for t in r["_tensors"]]
+        tensors = [t for r in batch for t in r["_tensors"] + (r["_init"] or {}).get("_tensors", [])]
         values = self._read(tensors)
         i = 0
         for r in batch:
             n = len(r.pop("_tensors"))
             vals = values[i:i + n]
             i += n
+            init = r.pop("_init")
+            if init is not None:
+                k = len(init.pop("_tensors"))
+                self.emit("init", **init, **dict(zip(INIT_VALUES, values[i:i + k])))
+                i += k
             has_norm, has_post = r.pop("_has_norm"), r.pop("_has_post")
             r.pop("_syncs")
             r["post_clip_norm"] = vals.pop() if has_post else None
@@ -596,7 +656,7 @@ def hook_root_module(rec: Recorder, opt) -> None:
         if getattr(rec, "root_module", None) is None:
             rec.root_module = best  # the trained model, whose weights --save-model writes
         object.__setattr__(best, "_gpu2tpu_hooked", True)
-        best.register_forward_pre_hook(lambda m, a, kw: rec.on_forward(a, kw), with_kwargs=True)
+        best.register_forward_pre_hook(lambda m, a, kw: rec.on_forward(m, a, kw), with_kwargs=True)
         best.register_forward_pre_hook(lambda m, a: rec.on_train_state(m))
         leaves = [[type(m).__name__, m.extra_repr()] for m in best.modules() if not any(m.children())]
         rec.emit("model", leaf_modules=leaves,

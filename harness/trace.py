@@ -22,19 +22,25 @@ class Trace:
     seeds: list[dict[str, Any]] = field(default_factory=list)
     model: dict[str, Any] | None = None  # leaf module types and hyper-parameters
     integrity: dict[str, Any] | None = None  # probe hooks the run rebound
+    init: dict[str, Any] | None = None  # RNG-independent signals of the first training forward
+    anomalies: list[str] = field(default_factory=list)  # what the probe itself never writes
 
     @classmethod
     def load(cls, path: Path) -> Trace:
         trace = cls()
         if not path.exists():
             return trace
-        for line in path.read_text().splitlines():
+        for number, line in enumerate(path.read_text().splitlines(), 1):
             try:
                 event = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut short by a kill
+            if not isinstance(event, dict):
+                trace.anomalies.append(f"line {number} is not an event")
+                continue
             kind = event.get("event")
-            if kind == "start":
+            trace._check_order(kind, event, number)
+            if kind == "start" and not trace.start:
                 trace.start = event
             elif kind == "end":
                 trace.end = event
@@ -54,7 +60,22 @@ class Trace:
                 trace.model = event
             elif kind == "integrity":
                 trace.integrity = event
+            elif kind == "init" and trace.init is None:
+                trace.init = event
         return trace
+
+    def _check_order(self, kind: Any, event: dict[str, Any], number: int) -> None:
+        """The probe writes one start record first and numbers its steps upwards: anything else was
+        written into its channel by someone else (a replayed or forged trace)."""
+        if kind == "start" and (self.start or number != 1):
+            self.anomalies.append(f"a second start record at line {number}" if self.start
+                                  else f"the start record is at line {number}, not first")
+        elif number == 1 and kind != "start":
+            self.anomalies.append(f"the trace begins with a {kind!r} record, not the start record")
+        if kind == "step" and self.steps:
+            last, this = self.steps[-1].get("step"), event.get("step")
+            if isinstance(last, int) and isinstance(this, int) and this <= last:
+                self.anomalies.append(f"step {this} after step {last} at line {number}")
 
     @property
     def applied(self) -> list[dict[str, Any]]:

@@ -185,3 +185,41 @@ def test_validate_confusion_table_counts_expected_against_graded() -> None:
     assert "numerics_drift*" in table and table.splitlines()[2].split()[:2] == ["migrated", "1"]
     wrong = mismatches(items, verdicts)
     assert len(wrong) == 1 and "alt-a" in wrong[0]
+
+
+INIT_SCRIPT = """
+import sys, torch, torch.nn as nn
+torch.manual_seed(0)
+data = torch.randn(64, 4)
+mode = sys.argv[1]
+if mode == "shuffled":
+    data = data[torch.randperm(64)]
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.BatchNorm1d(8), nn.Linear(8, 1))
+if mode == "rng":  # another use of the RNG between initialisation and training: other dropout masks
+    torch.randn(100)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i in range(3):
+    loss = model(data[i * 16:(i + 1) * 16]).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+
+def _init_run(tmp_path: Path, mode: str) -> Trace:
+    work = tmp_path / f"init-{mode}"
+    work.mkdir()
+    (work / "train.py").write_text(INIT_SCRIPT)
+    assert run_probed(["train.py", mode], work, work / "out", clean_env(), 120).exit_code == 0
+    return Trace.load(work / "out" / "trace.jsonl")
+
+
+def test_init_signals_do_not_depend_on_rng_state_but_see_the_data(tmp_path: Path) -> None:
+    ref = _init_run(tmp_path, "plain")
+    assert ref.init and ref.init["input_shape"] == [16, 4] and "eval_out_absmean" in ref.init
+    # other dropout masks move the step-0 loss, not the eval-mode output at initialisation
+    failures = _numerics_failures(ref, _init_run(tmp_path, "rng"))
+    assert [f["text"] for f in failures if "initialisation" in f["text"] or "first batch" in f["text"]] == []
+    assert any("step-0 loss" in f["text"] for f in failures)
+    # another first batch (order, pipeline) is a changed workload, whatever the RNG
+    shuffled = [f for f in _numerics_failures(ref, _init_run(tmp_path, "shuffled"))
+                if "first batch" in f["text"]]
+    assert shuffled and shuffled[0]["category"] == "workload_changed", shuffled
