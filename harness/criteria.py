@@ -41,8 +41,14 @@ class CriterionResult:
     name: str
     evidence: list[dict[str, Any]] = field(default_factory=list)
 
-    def check(self, ok: bool, text: str, category: str) -> bool:
-        self.evidence.append({"ok": bool(ok), "text": text, "category": None if ok else category})
+    def check(self, ok: bool, text: str, category: str,
+              measure: tuple[str, float, float] | None = None) -> bool:
+        """One evidence line; `measure` = (signal, value, limit) for a line that compares a number
+        with a limit, kept beside the text so margins can be tabulated (benchmarks/validity_margins.py)."""
+        line: dict[str, Any] = {"ok": bool(ok), "text": text, "category": None if ok else category}
+        if measure is not None:
+            line.update(signal=measure[0], value=_finite(measure[1]), limit=_finite(measure[2]))
+        self.evidence.append(line)
         return ok
 
     @property
@@ -51,6 +57,10 @@ class CriterionResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"passed": self.passed, "evidence": self.evidence}
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
 def _rel(a: float, b: float) -> float:
@@ -102,8 +112,9 @@ def numerics(i: Inputs) -> CriterionResult:
         c, r = c0.get(key), r0.get(key)
         if r is None:
             continue
-        ok = c is not None and math.isfinite(c) and _rel(c, r) <= rtol
-        res.check(ok, f"step-0 {label} {c} vs reference {r:.6g} (rtol {rtol})", "numerics_drift")
+        dev = _rel(c, r) if c is not None and math.isfinite(c) else math.inf
+        res.check(dev <= rtol, f"step-0 {label} {c} vs reference {r:.6g} (rtol {rtol})", "numerics_drift",
+                  (f"step0_{key}", dev, rtol))
     _check_curve(res, spec, refs, i.gold.trace, tr)
     _check_precision(res, spec, tr)
     _check_config(res, ref, tr)
@@ -149,7 +160,9 @@ def _check_curve(res: CriterionResult, spec: RunSpec, refs: list[RunRecord], gol
     res.check(mean_dev <= b["band"], f"loss curve over {horizon} steps: mean deviation {mean_dev:.4g}, "
               f"band {b['band']:.4g} = max({spec.tolerances.curve_drift_z} x gold same-seed drift "
               f"{b['gold_drift']:.4g}, {spec.tolerances.curve_rtol} x reference magnitude "
-              f"{b['magnitude']:.4g}); cross-seed spread {b['spread']:.4g}", "numerics_drift")
+              f"{b['magnitude']:.4g}); cross-seed spread {b['spread']:.4g}", "numerics_drift",
+              ("curve", mean_dev, b["band"]))
+    res.evidence[-1].update({k: _finite(b[k]) for k in ("magnitude", "gold_drift", "spread")})
 
 
 def _check_precision(res: CriterionResult, spec: RunSpec, tr: Trace) -> None:

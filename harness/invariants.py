@@ -114,8 +114,21 @@ def _check_post_clip(res: CriterionResult, ref: Trace, tr: Trace) -> None:
         return  # the reference itself clips differently (e.g. scaled gradients): not comparable
     bad = [m for m in map(_post_clip_mismatch, tr.applied) if m]
     checked = sum(1 for s in tr.applied if s.get("post_clip_norm") is not None and s.get("clip"))
+    errors = [_post_clip_error(s) for s in tr.applied]
+    worst = max([e for e in errors if e is not None], default=0.0)
     res.check(not bad, f"gradient norm after clipping = min(norm, max_norm) on {checked} steps" +
-              (f"; {len(bad)} differ, first {bad[0]}" if bad else ""), "config_drift")
+              (f"; {len(bad)} differ, first {bad[0]}" if bad else ""), "config_drift",
+              ("post_clip", worst, POST_CLIP_RTOL) if checked else None)
+
+
+def _post_clip_error(step: dict[str, Any]) -> float | None:
+    """Relative error of the post-clip norm against min(norm, max_norm) (no value clip after)."""
+    clips = [c for c in step.get("clip") or [] if float(c.get("norm_type", 2.0)) == 2.0]
+    norm, post = step.get("grad_norm"), step.get("post_clip_norm")
+    if not clips or norm is None or post is None or step.get("clip_value"):
+        return None
+    expected = min([float(norm)] + [float(c["max_norm"]) for c in clips])
+    return abs(post - expected) / expected if expected > 0 else None
 
 
 def check_integrity(res: CriterionResult, gold: Trace, tr: Trace, process: dict[str, Any]) -> None:
@@ -157,13 +170,13 @@ def check_init(res: CriterionResult, tol: Tolerances, ref: Trace, tr: Trace) -> 
     ok = dev <= tol.init_input_tol
     res.check(ok, f"first batch's inputs {'match' if ok else 'differ from'} the reference's "
               f"(deviation {dev:.2g}, limit {tol.init_input_tol}): data pipeline and order",
-              "workload_changed")
+              "workload_changed", ("init_input", dev, tol.init_input_tol))
     if "eval_out_absmean" in r and "eval_out_absmean" in c:
         scale = abs(r["eval_out_absmean"])
         dev = max(_scaled(c[k], r[k], scale) for k in ("eval_out_mean", "eval_out_absmean"))
         res.check(dev <= tol.init_output_rtol, f"model output at initialisation (eval mode, first "
                   f"batch) {dev:.2g} of its magnitude from the reference's (rtol {tol.init_output_rtol})",
-                  "numerics_drift")
+                  "numerics_drift", ("init_output", dev, tol.init_output_rtol))
 
 
 def _scaled(value: Any, ref: float, scale: float) -> float:
