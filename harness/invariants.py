@@ -92,6 +92,10 @@ def check_structure(res: CriterionResult, ref: Trace, tr: Trace) -> None:
             f"{cm[diff] if diff < len(cm) else 'missing'} vs reference "
             f"{rm[diff] if diff < len(rm) else 'missing'}")
     res.check(diff is None, text, "workload_changed")
+    rs, cs = (ref.model or {}).get("shared_params"), (tr.model or {}).get("shared_params")
+    if rs is not None:
+        res.check(rs == cs, f"tied parameters {cs or 'none'}" + ("" if rs == cs else f" (reference "
+                  f"{rs or 'none'})"), "workload_changed")
 
 
 def _post_clip_mismatch(step: dict[str, Any]) -> str | None:

@@ -648,8 +648,8 @@ def hook_root_module(rec: Recorder, opt) -> None:
         if not getattr(obj, "_gpu2tpu_hooked", False):
             own = [id(p) for p in obj.parameters()]
             overlap = sum(1 for i in own if i in ids)
-            if overlap:
-                key = (overlap, -len(own))
+            if overlap:  # ties (a wrapper such as DataParallel, tied weights): the outermost
+                key = (overlap, -len(own), sum(1 for _ in obj.modules()))
                 if best_key is None or key > best_key:
                     best, best_key = obj, key
     if best is not None:
@@ -659,7 +659,12 @@ def hook_root_module(rec: Recorder, opt) -> None:
         best.register_forward_pre_hook(lambda m, a, kw: rec.on_forward(m, a, kw), with_kwargs=True)
         best.register_forward_pre_hook(lambda m, a: rec.on_train_state(m))
         leaves = [[type(m).__name__, m.extra_repr()] for m in best.modules() if not any(m.children())]
-        rec.emit("model", leaf_modules=leaves,
+        owners: dict[int, list] = {}
+        for _, param in best.named_parameters(remove_duplicate=False):
+            owners.setdefault(id(param), []).append(list(param.shape))
+        # tied weights as [uses, shape] (names move with wrappers such as DataParallel's module.)
+        shared = sorted([len(uses), uses[0]] for uses in owners.values() if len(uses) > 1)
+        rec.emit("model", leaf_modules=leaves, shared_params=shared,
                  sha=hashlib.sha256(json.dumps(leaves).encode()).hexdigest())
         best.register_forward_hook(lambda m, a, out: rec.on_output(out))
 

@@ -223,3 +223,29 @@ def test_init_signals_do_not_depend_on_rng_state_but_see_the_data(tmp_path: Path
     shuffled = [f for f in _numerics_failures(ref, _init_run(tmp_path, "shuffled"))
                 if "first batch" in f["text"]]
     assert shuffled and shuffled[0]["category"] == "workload_changed", shuffled
+
+
+TIED_SCRIPT = """
+import sys, torch, torch.nn as nn
+torch.manual_seed(0)
+emb, head = nn.Embedding(10, 4), nn.Linear(4, 10, bias=False)
+if sys.argv[1] == "tied":
+    head.weight = emb.weight
+model = nn.Sequential(emb, head)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i in range(2):
+    loss = model(torch.arange(8) % 10).pow(2).mean(); opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+
+def test_untied_weights_are_a_changed_workload(tmp_path: Path) -> None:
+    traces = {}
+    for mode in ("tied", "untied"):
+        work = tmp_path / mode
+        work.mkdir()
+        (work / "train.py").write_text(TIED_SCRIPT)
+        assert run_probed(["train.py", mode], work, work / "out", clean_env(), 120).exit_code == 0
+        traces[mode] = Trace.load(work / "out" / "trace.jsonl")
+    assert traces["tied"].model and traces["tied"].model["shared_params"] == [[2, [10, 4]]]
+    failed = [f for f in _numerics_failures(traces["tied"], traces["untied"]) if "tied" in f["text"]]
+    assert failed and failed[0]["category"] == "workload_changed", failed
