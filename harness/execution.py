@@ -139,8 +139,19 @@ _SOURCES_ONLY = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "migrati
 MANIFEST = "manifest.json"
 
 
+def reference_inputs_hash(task_dir: Path) -> str:
+    """SHA-256 over the task files a reference bundle depends on: everything but the broken and
+    alternative migrations and their labels (editing those does not rebuild the references)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in task_dir.rglob("*") if p.is_file()):
+        rel = path.relative_to(task_dir).as_posix()
+        if not rel.startswith(("migrations/broken/", "migrations/alternatives/")):
+            digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def reference_key(spec: RunSpec, target: Target) -> str:
-    parts = {"task": spec.content_hash, "target": target.name, "harness": __version__,
+    parts = {"task": reference_inputs_hash(spec.task_dir), "target": target.name, "harness": __version__,
              "probe": hashlib.sha256(PROBE_FILE.read_bytes()).hexdigest(),
              "python": sys.version.split()[0], "reference_device": reference_device(),
              **runtime_versions()}

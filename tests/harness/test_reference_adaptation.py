@@ -40,3 +40,17 @@ def test_reference_with_cuda_or_without_recipe_is_unmodified(tmp_path: Path,
     spec, ws = _task(tmp_path / "other", with_recipe=False)
     assert execution.adapt_reference(spec, ws) is None  # type: ignore[arg-type]
     assert (ws.project / "train.py").read_text() == before
+
+
+def test_reference_key_ignores_broken_and_alternative_migrations(tmp_path: Path) -> None:
+    task = tmp_path / "task"
+    for rel in ("evaluate.py", "migrations/gold.py", "migrations/broken/x.yaml",
+                "migrations/alternatives/y.py"):
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_text("a\n")
+    before = execution.reference_inputs_hash(task)
+    (task / "migrations/broken/x.yaml").write_text("relabelled\n")
+    (task / "migrations/alternatives/y.py").write_text("another\n")
+    assert execution.reference_inputs_hash(task) == before
+    (task / "migrations/gold.py").write_text("changed\n")
+    assert execution.reference_inputs_hash(task) != before
