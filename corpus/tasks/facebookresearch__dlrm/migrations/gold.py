@@ -29,9 +29,10 @@ class SumBag:
         if per_sample_weights is not None:
             rows = rows * per_sample_weights.unsqueeze(1)
         n, bags = indices.shape[0], offsets.shape[0]
-        starts = torch.zeros(n, dtype=torch.long, device=indices.device)
+        # one slot past the end: the padding bag's offset is n when no index was de-duplicated
+        starts = torch.zeros(n + 1, dtype=torch.long, device=indices.device)
         starts = starts.index_add(0, offsets[1:], torch.ones_like(offsets[1:]))
-        bag_of_row = torch.cumsum(starts, 0)
+        bag_of_row = torch.cumsum(starts, 0)[:n]
         out = torch.zeros(bags, rows.shape[1], dtype=rows.dtype, device=rows.device)
         return out.index_add(0, bag_of_row, rows)[:-1]  # the last bag holds the padding
 
