@@ -41,23 +41,7 @@ def _version(name: str) -> str | None:
         return None
 
 
-INIT_VALUES = ("input_sum", "input_sumsq", "input_wsum", "input_wsumsq", "eval_out_mean",
-               "eval_out_absmean")
-
-
-def _first_float(output):
-    """The first floating-point tensor of a forward's output (a tensor, or nested in a tuple,
-    list or dict), or None."""
-    if isinstance(output, torch.Tensor):
-        return output if output.is_floating_point() else None
-    items = output.values() if isinstance(output, dict) else output
-    if not isinstance(items, (list, tuple, type({}.values()))):
-        return None
-    for item in items:
-        found = _first_float(item)
-        if found is not None:
-            return found
-    return None
+INIT_VALUES = ("input_sum", "input_sumsq", "input_wsum", "input_wsumsq")
 
 
 def _jsonable(value):
@@ -186,7 +170,6 @@ class Recorder:
         self.in_backward = False
         self.in_clip = False
         self.in_seed = False
-        self.in_init = False
         self.init: dict | None = None  # see _init_signals
         self._new_step()
 
@@ -231,7 +214,7 @@ class Recorder:
             self.cur["train_modules"] = [sum(1 for m in mods if m.training), len(mods)]
 
     def on_forward(self, module, args, kwargs) -> None:
-        if not torch.is_grad_enabled() or self.in_init:
+        if not torch.is_grad_enabled():
             return  # evaluation forwards are not part of the training workload
         tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
         if not tensors:
@@ -245,10 +228,11 @@ class Recorder:
             self.input_sharding = sys.modules["torch_xla"]._XLAC._get_xla_sharding_spec(x)
 
     def _init_signals(self, module, x, args, kwargs) -> dict:
-        """RNG-independent signals of the first training forward, before it runs: a fingerprint of
-        its first input (sum, sum of squares, position-weighted sum: the data pipeline and order)
-        and the model's output on it in eval mode (dropout off, no grad, train states restored), so
-        nothing of the run changes. Read with step 0's values, emitted as the `init` event."""
+        """RNG-independent signal of the first training forward, before it runs: a fingerprint of
+        its first input (sum, sum of squares, position-weighted sum: the data pipeline and order),
+        computed under no_grad from the input alone. Read with step 0's values (`init` event).
+        No extra forward of the model: one under no_grad inside autocast leaves detached weight
+        casts in autocast's cache, and the training forward then gets no gradients (measured)."""
         init: dict = {"input_shape": list(x.shape), "input_dtype": str(x.dtype).replace("torch.", ""),
                       "_tensors": []}
         try:
@@ -257,25 +241,11 @@ class Recorder:
                 weight = (torch.arange(flat.numel(), device=flat.device) % 13 - 6).float()
                 init["_tensors"] = [flat.sum(), (flat * flat).sum(), (flat * weight).sum(),
                                     (flat * flat * weight * weight).sum()]
-                states = [(m, m.training) for m in module.modules()]
-                self.in_init = True
-                try:
-                    module.eval()
-                    out = _first_float(module(*args, **kwargs))
-                finally:
-                    self.in_init = False
-                    for m, training in states:
-                        m.training = training
-                if out is not None:
-                    out = out.detach().float()
-                    init["_tensors"] += [out.mean(), out.abs().mean()]
-        except Exception as exc:  # a model that cannot run twice: no init signal, the run goes on
+        except Exception as exc:  # an input that cannot be summed: no init signal, the run goes on
             init["error"] = repr(exc)[:300]
         return init
 
     def on_output(self, output) -> None:
-        if self.in_init:
-            return
         if isinstance(output, torch.Tensor) and self.step == 0 and not self.cur.get("out_dtype"):
             self.cur["out_dtype"] = str(output.dtype).replace("torch.", "")
             self.emit("forward_output", dtype=self.cur["out_dtype"])
@@ -308,7 +278,7 @@ class Recorder:
         devices = sorted({str(p.device) for p in params})
         self.backend = {"xla": "xla", "tpu": "tpu", "cuda": "cuda"}.get(params[0].device.type, "cpu") \
             if params else "cpu"
-        shapes = [list(p.shape) for p in params]
+        shapes = sorted(list(p.shape) for p in params)  # group order may come from a set()
         dtypes: dict[str, int] = {}
         for p in params:
             key = str(p.dtype).replace("torch.", "")

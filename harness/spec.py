@@ -33,7 +33,6 @@ class Tolerances:
     curve_spread_z: float = 3.0
     curve_drift_z: float = 3.0  # the curve band in units of the gold's same-seed drift
     init_input_tol: float = 0.01  # first batch's input fingerprint, in units of its own scale
-    init_output_rtol: float = 0.02  # eval-mode output at initialisation, relative to its mean |x|
 
 
 @dataclass(frozen=True)
