@@ -119,7 +119,7 @@ def numerics(i: Inputs) -> CriterionResult:
     _check_precision(res, spec, tr)
     _check_config(res, ref, tr)
     check_invariants(res, ref, tr)
-    check_init(res, tol, ref, tr)
+    check_init(res, tol, ref, tr, i.gold.trace)
     _check_workload(res, ref, tr)
     return res
 

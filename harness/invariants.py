@@ -157,10 +157,11 @@ def check_integrity(res: CriterionResult, gold: Trace, tr: Trace, process: dict[
               else "trace step times are this run's own", "tampered")
 
 
-def check_init(res: CriterionResult, tol: Tolerances, ref: Trace, tr: Trace) -> None:
+def check_init(res: CriterionResult, tol: Tolerances, ref: Trace, tr: Trace, gold: Trace) -> None:
     """The first training forward's input, which no RNG state of the model moves (data pipeline,
     augmentation, order). Compared only when the first inputs have the same shape (a padded or
-    sharded batch is another tensor by design)."""
+    sharded batch is another tensor by design), and only when the gold migration's first batch
+    reproduces the reference's (a project drawing data from an unseeded generator does not)."""
     r, c = ref.init or {}, tr.init or {}
     if "input_sum" not in r or "input_sum" not in c:
         return
@@ -168,13 +169,25 @@ def check_init(res: CriterionResult, tol: Tolerances, ref: Trace, tr: Trace) -> 
         res.check(True, f"first batch not compared: input shape {c.get('input_shape')} vs reference "
                   f"{r.get('input_shape')}", "workload_changed")
         return
-    scales = {"input_sum": math.sqrt(abs(r["input_sumsq"])), "input_sumsq": abs(r["input_sumsq"]),
-              "input_wsum": math.sqrt(abs(r.get("input_wsumsq") or 0.0))}
-    dev = max(_scaled(c.get(k), r[k], scale) for k, scale in scales.items())
+    g = gold.init or {}
+    gold_dev = _input_deviation(r, g) if g.get("input_shape") == r.get("input_shape") else 0.0
+    if gold_dev > tol.init_input_tol:
+        res.check(True, f"first batch not compared: the gold migration's already differs from the "
+                  f"reference's (deviation {gold_dev:.2g}, limit {tol.init_input_tol}), so this "
+                  "project's data is not reproducible under its seed", "workload_changed")
+        return
+    dev = _input_deviation(r, c)
     ok = dev <= tol.init_input_tol
     res.check(ok, f"first batch's inputs {'match' if ok else 'differ from'} the reference's "
               f"(deviation {dev:.2g}, limit {tol.init_input_tol}): data pipeline and order",
               "workload_changed", ("init_input", dev, tol.init_input_tol))
+
+
+def _input_deviation(r: dict, c: dict) -> float:
+    """Largest difference of the input fingerprints, each in units of the reference's own scale."""
+    scales = {"input_sum": math.sqrt(abs(r["input_sumsq"])), "input_sumsq": abs(r["input_sumsq"]),
+              "input_wsum": math.sqrt(abs(r.get("input_wsumsq") or 0.0))}
+    return max(_scaled(c.get(k), r[k], scale) for k, scale in scales.items())
 
 
 def _scaled(value: Any, ref: float, scale: float) -> float:

@@ -60,11 +60,16 @@ def _probe(tmp_path: Path, mode: str) -> Trace:
     return Trace.load(work / "out" / "trace.jsonl")
 
 
-def _numerics_failures(ref: Trace, cand: Trace) -> list[dict[str, Any]]:
+def _numerics_evidence(ref: Trace, cand: Trace, gold: Trace | None = None) -> list[dict[str, Any]]:
     rec = RunRecord(process={"exit_code": 0, "wall_s": 1.0}, trace=ref, goal={})
-    inputs = criteria.Inputs(find_task("cifar_amp"), get_target("xla-cpu"), [rec], rec,
+    gold_rec = RunRecord(process={"exit_code": 0, "wall_s": 1.0}, trace=gold, goal={}) if gold else rec
+    inputs = criteria.Inputs(find_task("cifar_amp"), get_target("xla-cpu"), [rec], gold_rec,
                              RunRecord(process={"exit_code": 0, "wall_s": 1.0}, trace=cand, goal={}))
-    return [e for e in criteria.numerics(inputs).evidence if not e["ok"]]
+    return criteria.numerics(inputs).evidence
+
+
+def _numerics_failures(ref: Trace, cand: Trace) -> list[dict[str, Any]]:
+    return [e for e in _numerics_evidence(ref, cand) if not e["ok"]]
 
 
 def test_probe_sees_every_clipping_entry_point_seeds_and_train_state(tmp_path: Path) -> None:
@@ -192,8 +197,8 @@ import sys, torch, torch.nn as nn
 torch.manual_seed(0)
 data = torch.randn(64, 4)
 mode = sys.argv[1]
-if mode == "shuffled":
-    data = data[torch.randperm(64)]
+if mode in ("shuffled", "gold", "other"):  # gold, other: two draws of an unseeded generator
+    data = data[torch.randperm(64, generator=torch.Generator().manual_seed(len(mode)))]
 model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.BatchNorm1d(8), nn.Linear(8, 1))
 if mode == "rng":  # another use of the RNG between initialisation and training: other dropout masks
     torch.randn(100)
@@ -223,6 +228,11 @@ def test_init_signals_do_not_depend_on_rng_state_but_see_the_data(tmp_path: Path
     shuffled = [f for f in _numerics_failures(ref, _init_run(tmp_path, "shuffled"))
                 if "first batch" in f["text"]]
     assert shuffled and shuffled[0]["category"] == "workload_changed", shuffled
+    # where the gold's own first batch differs (data from an unseeded generator) the signal is noise
+    other = _init_run(tmp_path, "other")
+    lines = [e for e in _numerics_evidence(ref, other, gold=_init_run(tmp_path, "gold"))
+             if "first batch" in e["text"]]
+    assert len(lines) == 1 and lines[0]["ok"] and "not reproducible" in lines[0]["text"], lines
 
 
 TIED_SCRIPT = """
