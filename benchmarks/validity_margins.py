@@ -2,8 +2,8 @@
 runs (e.g. three consecutive reruns, or one beside a CPU-bound process).
 
 For every task and every signal that compares a number with a limit (evidence lines carrying
-`signal`, `value`, `limit`: step-0 loss and grad norm, loss curve, first batch's inputs, eval-mode
-output at initialisation, post-clip norm), prints value/limit for the farthest correct migration
+`signal`, `value`, `limit`: step-0 loss and grad norm, loss curve, first batch's inputs, post-clip
+norm), prints value/limit for the farthest correct migration
 (gold and alternatives: must stay below 1) and for the nearest broken one (its name; a broken
 migration below 1 on a signal is caught by another line). Also per task: the curve band, the gold's
 same-seed drift and the cross-seed spread, and every verdict that differs from its label.

@@ -1,8 +1,9 @@
 """Recipes: our own short code that edits a verified upstream tree (a migration, gold or broken).
 
 A recipe file defines `apply(r)`; `r` is a Recipe bound to the tree. Every edit is anchored on one
-existing line that must occur exactly once (compared after strip()), so a recipe applied to another
-tree fails loudly instead of editing the wrong place. No upstream line is stored in this repository
+existing line that must occur exactly once (compared after strip()), or, with replace_each, exactly
+the stated number of times, so a recipe applied to another tree fails loudly instead of editing the
+wrong place. No upstream line is stored in this repository
 beyond the anchors a recipe names.
 """
 
@@ -62,6 +63,24 @@ class Recipe:
         i = self._find(rel, lines, anchor)
         indent, newline = self._shape(lines[i])
         lines[i:i + 1] = self._indented([new] if isinstance(new, str) else new, indent, newline)
+        self._save(rel, lines)
+
+    def replace_each(self, rel: str, anchor: str, new: str | list[str], count: int,
+                     which: Iterable[int] | None = None) -> None:
+        """For a line the file repeats verbatim: replace its occurrences (all, or the 1-based ones
+        in `which`), each keeping its indentation; fails unless it occurs exactly `count` times."""
+        lines = self._lines(rel)
+        want = anchor.strip()
+        hits = [i for i, line in enumerate(lines) if line.strip() == want]
+        if len(hits) != count:
+            raise RecipeError(f"{rel}: anchor {want!r} found {len(hits)} times (expected exactly {count})")
+        picked = sorted(set(which) if which is not None else range(1, count + 1), reverse=True)
+        if not picked or picked[0] > count or picked[-1] < 1:
+            raise RecipeError(f"{rel}: occurrences {sorted(picked)} of {want!r} must lie in 1..{count}")
+        for k in picked:  # bottom up: the earlier indices stay valid
+            i = hits[k - 1]
+            indent, newline = self._shape(lines[i])
+            lines[i:i + 1] = self._indented([new] if isinstance(new, str) else new, indent, newline)
         self._save(rel, lines)
 
     def insert_after(self, rel: str, anchor: str, new: list[str]) -> None:

@@ -55,3 +55,18 @@ def test_ambiguous_anchor_refused(tmp_path: Path) -> None:
     (root / "pkg" / "train.py").write_text("x = 1\nx = 1\n")
     with pytest.raises(RecipeError, match="found 2 times"):
         apply_recipe(_recipe(tmp_path, 'r.delete("pkg/train.py", "x = 1")'), root)
+
+
+def test_repeated_line_replaced_by_occurrence(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    (root / "pkg" / "train.py").write_text("def a():\n    x = 1\n\ndef b():\n        x = 1\n")
+    apply_recipe(_recipe(tmp_path, 'r.replace_each("pkg/train.py", "x = 1", ["y = 2", "z = 3"], 2, '
+                                   'which=[2])'), root)
+    assert (root / "pkg" / "train.py").read_text() == (
+        "def a():\n    x = 1\n\ndef b():\n        y = 2\n        z = 3\n")
+    apply_recipe(_recipe(tmp_path, 'r.replace_each("pkg/train.py", "x = 1", "w = 0", 1)'), root)
+    assert (root / "pkg" / "train.py").read_text().startswith("def a():\n    w = 0\n")
+    for body, message in (('r.replace_each("pkg/train.py", "y = 2", "v", 2)', "found 1 times"),
+                          ('r.replace_each("pkg/train.py", "y = 2", "v", 1, which=[2])', "must lie in")):
+        with pytest.raises(RecipeError, match=message):
+            apply_recipe(_recipe(tmp_path, body), root)

@@ -10,26 +10,7 @@ is compiled and reused. Validation (after training) keeps its .item() reads; che
 written with xm.save (CPU copies).
 """
 
-from gpu2tpu.corpus.recipe import RecipeError
-
 TRAINER = "trainer.py"
-
-
-def replace_repeated(r, rel, anchor, new, count, which=None):
-    """Replace the lines equal to `anchor` (stripped), all of them or the 1-based occurrences in
-    `which`, keeping each one's indentation; fails unless the anchor occurs exactly `count` times.
-    trainer.py repeats some lines verbatim in train() and validate(), which the single-occurrence
-    anchors of Recipe.replace cannot address."""
-    lines = r._lines(rel)
-    hits = [i for i, line in enumerate(lines) if line.strip() == anchor.strip()]
-    if len(hits) != count:
-        raise RecipeError(f"{rel}: anchor {anchor.strip()!r} found {len(hits)} times "
-                          f"(expected exactly {count})")
-    for k in sorted(which or range(1, count + 1), reverse=True):  # bottom up: indices stay valid
-        i = hits[k - 1]
-        indent, newline = r._shape(lines[i])
-        lines[i:i + 1] = r._indented([new] if isinstance(new, str) else new, indent, newline)
-    r._save(rel, lines)
 
 
 def move_to_xla(r, device="torch_xla.device()"):
@@ -40,20 +21,19 @@ def move_to_xla(r, device="torch_xla.device()"):
     r.replace(TRAINER, "model.cuda()", [f"device = {device}", "model.to(device)"])
     r.replace(TRAINER, "criterion = nn.CrossEntropyLoss().cuda()",
               "criterion = nn.CrossEntropyLoss().to(device)")
-    # train() and validate()
-    replace_repeated(r, TRAINER, "target = target.cuda()", "target = target.to(device)", 2)
-    replace_repeated(r, TRAINER, "input_var = input.cuda()", "input_var = input.to(device)", 2)
+    # train() and validate() repeat these lines verbatim
+    r.replace_each(TRAINER, "target = target.cuda()", "target = target.to(device)", 2)
+    r.replace_each(TRAINER, "input_var = input.cuda()", "input_var = input.to(device)", 2)
     r.replace(TRAINER, "target_var = target.cuda()", "target_var = target")
     r.replace(TRAINER, "torch.save(state, filename)", "xm.save(state, filename)")
 
 
 def meters_on_device(r):
     """train(): the meters sum device tensors; one sync per step, after the meters' updates."""
-    replace_repeated(r, TRAINER, "losses.update(loss.item(), input.size(0))",
-                     "losses.update(loss.detach(), input.size(0))", 2, which=[1])
-    replace_repeated(r, TRAINER, "top1.update(prec1.item(), input.size(0))",
-                     ["top1.update(prec1.detach(), input.size(0))", "torch_xla.sync()"], 2,
-                     which=[1])
+    r.replace_each(TRAINER, "losses.update(loss.item(), input.size(0))",
+                   "losses.update(loss.detach(), input.size(0))", 2, which=[1])
+    r.replace_each(TRAINER, "top1.update(prec1.item(), input.size(0))",
+                   ["top1.update(prec1.detach(), input.size(0))", "torch_xla.sync()"], 2, which=[1])
 
 
 def apply(r):

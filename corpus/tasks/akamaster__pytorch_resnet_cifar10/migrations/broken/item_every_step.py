@@ -12,6 +12,5 @@ _spec.loader.exec_module(gold)
 
 def apply(r):
     gold.move_to_xla(r)
-    gold.replace_repeated(r, gold.TRAINER, "top1.update(prec1.item(), input.size(0))",
-                          ["top1.update(prec1.item(), input.size(0))", "torch_xla.sync()"], 2,
-                          which=[1])
+    r.replace_each(gold.TRAINER, "top1.update(prec1.item(), input.size(0))",
+                   ["top1.update(prec1.item(), input.size(0))", "torch_xla.sync()"], 2, which=[1])
