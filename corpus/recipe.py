@@ -13,8 +13,10 @@ import importlib.util
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
+from gpu2tpu.errors import UserError
 
-class RecipeError(Exception):
+
+class RecipeError(UserError):
     """A recipe cannot be applied (message names the recipe step, the file and the anchor)."""
 
 
@@ -130,4 +132,7 @@ def apply_recipe(recipe_file: Path, root: Path) -> list[str]:
         module.apply(recipe)
     except RecipeError as exc:
         raise RecipeError(f"{recipe_file.name}: {exc}") from exc
+    except Exception as exc:  # a bug in the recipe itself: name it, not a bare traceback
+        raise RecipeError(f"{recipe_file}: apply(r) failed ({type(exc).__name__}: {exc}); "
+                          "fix the recipe") from exc
     return recipe.touched

@@ -43,6 +43,7 @@ def test_edits_keep_indentation(tmp_path: Path) -> None:
     ('r.replace("pkg/missing.py", "x", "y")', "no such file"),
     ('r.write("pkg/train.py", "x")', "already exists"),
     ('r.replace("../outside.py", "x", "y")', "inside the tree"),
+    ('r.no_such_edit("pkg/train.py")', "apply.r. failed .AttributeError"),
 ])
 def test_bad_steps_are_named(tmp_path: Path, body: str, message: str) -> None:
     root = _tree(tmp_path)
