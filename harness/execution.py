@@ -23,6 +23,7 @@ from gpu2tpu.harness.runner import (
     PROBE_FILE,
     clean_env,
     confinement,
+    isolated_python,
     provenance,
     run_probed,
     run_process,
@@ -98,7 +99,7 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
 
 
 def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
-    """The task's evaluate.py on the checkpoint, isolated: `python -I -B` from a fresh copy of the
+    """The task's evaluate.py on the checkpoint (`isolated_python`), from a fresh copy of the
     task's sources (no bytecode, no migrations), sandboxed with only that copy writable. Upstream
     tasks also get a fresh copy of the pristine, prepared tree (`--project`)."""
     checkpoint = ws.project / spec.checkpoint if spec.checkpoint else ws.root / MODEL_STATE
@@ -114,8 +115,8 @@ def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
         shutil.copytree(spec.task_dir, task, ignore=_SOURCES_ONLY)
         shutil.copyfile(checkpoint, scratch / "checkpoint")
         goal_file = scratch / "goal.raw.json"
-        argv = [sys.executable, "-I", "-B", str(task / "evaluate.py"), "--checkpoint",
-                str(scratch / "checkpoint"), "--out", str(goal_file)]
+        argv = isolated_python(task / "evaluate.py", "--checkpoint", str(scratch / "checkpoint"),
+                               "--out", str(goal_file))
         if spec.upstream:  # the model and held-out data come from the pristine, prepared tree
             shutil.copytree(original_tree(spec), scratch / "project", symlinks=True,
                             ignore=_SOURCES_ONLY)
@@ -150,9 +151,23 @@ def reference_inputs_hash(task_dir: Path) -> str:
     return digest.hexdigest()
 
 
+# The code that produces a reference bundle: editing any of it (how evaluate.py is started, the
+# probe, the sandbox, recipes) rebuilds cached references instead of reusing stale goal values.
+_REFERENCE_CODE = (PROBE_FILE, *(Path(__file__).with_name(n) for n in (
+    "execution.py", "runner.py", "sandbox.py", "migrations.py", "workspace.py", "targets.py")),
+    *(Path(__file__).parents[1] / "corpus" / n for n in ("recipe.py", "upstream.py")))
+
+
+def reference_code_hash() -> str:
+    digest = hashlib.sha256()
+    for path in _REFERENCE_CODE:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def reference_key(spec: RunSpec, target: Target) -> str:
     parts = {"task": reference_inputs_hash(spec.task_dir), "target": target.name, "harness": __version__,
-             "probe": hashlib.sha256(PROBE_FILE.read_bytes()).hexdigest(),
+             "code": reference_code_hash(),
              "python": sys.version.split()[0], "reference_device": reference_device(),
              **runtime_versions()}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -53,9 +52,9 @@ def original_tree(spec: RunSpec, sources: Path | None = None) -> Path:
 
 
 def run_prepare(spec: RunSpec, root: Path) -> None:
-    """`python -I -B prepare.py ROOT` from a copy of the script, sandboxed with only the tree (and a
+    """`prepare.py ROOT` (`isolated_python`) from a copy of the script, sandboxed with only the tree (and a
     scratch directory for its logs) writable: the task's stand-in data, written into the tree."""
-    from gpu2tpu.harness.runner import clean_env, confinement, run_process
+    from gpu2tpu.harness.runner import clean_env, confinement, isolated_python, run_process
 
     script = spec.task_dir / "prepare.py"
     if not script.is_file():
@@ -63,7 +62,7 @@ def run_prepare(spec: RunSpec, root: Path) -> None:
     with tempfile.TemporaryDirectory(prefix=f"gpu2tpu-prepare-{spec.task_id}-") as tmp:
         scratch = Path(tmp)
         shutil.copyfile(script, scratch / "prepare.py")
-        res = run_process([sys.executable, "-I", "-B", str(scratch / "prepare.py"), str(root)], root,
+        res = run_process(isolated_python(scratch / "prepare.py", str(root)), root,
                           scratch, clean_env(), 600, log_name="prepare",
                           box=confinement([root, scratch], []))
         if res.exit_code != 0:

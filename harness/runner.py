@@ -81,6 +81,15 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return sandbox.sandbox_env(extra or {})
 
 
+def isolated_python(script: Path, *args: str) -> list[str]:
+    """argv for a harness-owned script (evaluate.py, prepare.py): `python -I -B` minus -E, so the
+    allow-listed PYTHONHASHSEED reaches it. Projects order classes and vocabularies by iterating
+    sets of strings; under -I the goal's process hashed them with a random seed, not the training
+    run's, and evaluated a model whose class indices it had permuted."""
+    no_script_dir = ["-P"] if sys.version_info >= (3, 11) else []
+    return [sys.executable, "-s", "-B", *no_script_dir, str(script), *args]
+
+
 def provenance() -> dict[str, str]:
     """What every output file carries: the harness version and the corpus revision."""
     from gpu2tpu import __version__

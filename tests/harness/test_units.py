@@ -13,7 +13,7 @@ import pytest
 
 from gpu2tpu.harness import criteria
 from gpu2tpu.harness.predictions import PredictionError, read_predictions
-from gpu2tpu.harness.runner import clean_env, run_probed
+from gpu2tpu.harness.runner import clean_env, isolated_python, run_probed, run_process
 from gpu2tpu.harness.spec import find_task
 from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.trace import RunRecord, Trace
@@ -103,6 +103,29 @@ def test_probe_passes_exit_status_through(tmp_path: Path) -> None:
     res = run_probed(["train.py", "3"], work, tmp_path / "out", clean_env(), 120)
     assert res.exit_code == 3
     assert Trace.load(tmp_path / "out" / "trace.jsonl").end["exit_code"] == 3
+
+
+def test_goal_and_prepare_scripts_hash_strings_as_the_training_run(tmp_path: Path) -> None:
+    # pygcn numbers its classes by iterating a set of strings: evaluate.py must see the same order
+    # as the training process, or it scores a model whose class indices it has permuted.
+    work = tmp_path / "project"
+    work.mkdir()
+    show = "import sys\nprint(hash('Neural_Networks'))\n"
+    (work / "train.py").write_text(show)
+    (work / "evaluate.py").write_text(show + "import shadow\n")
+    (work / "shadow.py").write_text("print('shadowed')\n")  # beside the script: must not import
+    assert run_probed(["train.py"], work, tmp_path / "train", clean_env(), 120).exit_code == 0
+    trained = (tmp_path / "train" / "stdout.log").read_text().split()[0]
+    hashes = []
+    for k in range(2):
+        (tmp_path / f"goal{k}").mkdir()
+        res = run_process(isolated_python(work / "evaluate.py"), work, tmp_path / f"goal{k}",
+                          clean_env(), 60)
+        out = (tmp_path / f"goal{k}" / "stdout.log").read_text().split()
+        hashes.append(out[0])
+        if sys.version_info >= (3, 11):  # -P: the script's own directory is not on sys.path
+            assert res.exit_code == 1 and "shadowed" not in out
+    assert hashes == [trained, trained]
 
 
 def test_time_limit_kills_the_process_group(tmp_path: Path) -> None:
