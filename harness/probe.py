@@ -9,6 +9,7 @@ adds no executions or compilations of its own. Format: docs/formats.md ("Trace")
 from __future__ import annotations
 
 import argparse
+import collections
 import functools
 import gc
 import hashlib
@@ -22,6 +23,7 @@ import sys
 import time
 import traceback
 import warnings
+import weakref
 from typing import Any
 
 import torch
@@ -607,6 +609,29 @@ def _rebound_hooks(rec: Recorder) -> list[str]:
     return bad
 
 
+class _ProbeHooks(collections.OrderedDict):
+    """A module's hook table that drops the probe's own hooks when pickled or deep-copied: a
+    project that `torch.save`s its whole model (or copies it) gets the module as if unprobed."""
+
+    probe_ids: set
+
+    def __reduce__(self):
+        kept = [(k, v) for k, v in self.items() if k not in getattr(self, "probe_ids", ())]
+        return (collections.OrderedDict, (kept,))
+
+
+def _probe_hook(module: torch.nn.Module, table: str, register, hook, **kwargs) -> None:
+    hooks = getattr(module, table)
+    if not isinstance(hooks, _ProbeHooks):
+        hooks = _ProbeHooks(hooks)
+        hooks.probe_ids = set()
+        object.__setattr__(module, table, hooks)
+    hooks.probe_ids.add(register(hook, **kwargs).id)
+
+
+_HOOKED: weakref.WeakSet = weakref.WeakSet()
+
+
 def hook_root_module(rec: Recorder, opt) -> None:
     """Hook the module that owns the optimizer's parameters, for batch size and input device."""
     ids = {id(p) for g in opt.param_groups for p in g["params"]}
@@ -615,7 +640,7 @@ def hook_root_module(rec: Recorder, opt) -> None:
         warnings.simplefilter("ignore")
         objects = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
     for obj in objects:
-        if not getattr(obj, "_gpu2tpu_hooked", False):
+        if obj not in _HOOKED:
             own = [id(p) for p in obj.parameters()]
             overlap = sum(1 for i in own if i in ids)
             if overlap:  # ties (a wrapper such as DataParallel, tied weights): the outermost
@@ -625,9 +650,11 @@ def hook_root_module(rec: Recorder, opt) -> None:
     if best is not None:
         if getattr(rec, "root_module", None) is None:
             rec.root_module = best  # the trained model, whose weights --save-model writes
-        object.__setattr__(best, "_gpu2tpu_hooked", True)
-        best.register_forward_pre_hook(lambda m, a, kw: rec.on_forward(m, a, kw), with_kwargs=True)
-        best.register_forward_pre_hook(lambda m, a: rec.on_train_state(m))
+        _HOOKED.add(best)
+        _probe_hook(best, "_forward_pre_hooks", best.register_forward_pre_hook,
+                    lambda m, a, kw: rec.on_forward(m, a, kw), with_kwargs=True)
+        _probe_hook(best, "_forward_pre_hooks", best.register_forward_pre_hook,
+                    lambda m, a: rec.on_train_state(m))
         leaves = [[type(m).__name__, m.extra_repr()] for m in best.modules() if not any(m.children())]
         owners: dict[int, list] = {}
         for _, param in best.named_parameters(remove_duplicate=False):
@@ -636,7 +663,7 @@ def hook_root_module(rec: Recorder, opt) -> None:
         shared = sorted([len(uses), uses[0]] for uses in owners.values() if len(uses) > 1)
         rec.emit("model", leaf_modules=leaves, shared_params=shared,
                  sha=hashlib.sha256(json.dumps(leaves).encode()).hexdigest())
-        best.register_forward_hook(lambda m, a, out: rec.on_output(out))
+        _probe_hook(best, "_forward_hooks", best.register_forward_hook, lambda m, a, out: rec.on_output(out))
 
 
 class _PostImport:

@@ -105,6 +105,36 @@ def test_probe_passes_exit_status_through(tmp_path: Path) -> None:
     assert Trace.load(tmp_path / "out" / "trace.jsonl").end["exit_code"] == 3
 
 
+PICKLING_SCRIPT = textwrap.dedent("""
+    import copy, io, torch
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        loss = model(torch.randn(16, 4)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        buf = io.BytesIO()
+        torch.save(model, buf)  # the whole module, as awd-lstm-lm's model_save does
+        buf.seek(0)
+        loaded = torch.load(buf, weights_only=False)
+        twin = copy.deepcopy(model)
+        print(len(loaded._forward_pre_hooks), len(twin._forward_pre_hooks), len(model._forward_pre_hooks))
+""")
+
+
+def test_probe_hooks_leave_pickled_and_copied_models_unprobed(tmp_path: Path) -> None:
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "train.py").write_text(PICKLING_SCRIPT)
+    res = run_probed(["train.py"], work, tmp_path / "out", clean_env(), 120)
+    assert res.exit_code == 0, (tmp_path / "out" / "stderr.log").read_text()[-2000:]
+    counts = (tmp_path / "out" / "stdout.log").read_text().split()
+    assert counts == ["0", "0", "2"] * 3  # copies carry no probe hook; the trained model keeps both
+    trace = Trace.load(tmp_path / "out" / "trace.jsonl")
+    assert [s["batch_size"] for s in trace.applied] == [[16]] * 3
+
+
 def test_goal_and_prepare_scripts_hash_strings_as_the_training_run(tmp_path: Path) -> None:
     # pygcn numbers its classes by iterating a set of strings: evaluate.py must see the same order
     # as the training process, or it scores a model whose class indices it has permuted.
