@@ -169,8 +169,7 @@ def check_init(res: CriterionResult, tol: Tolerances, ref: Trace, tr: Trace, gol
         res.check(True, f"first batch not compared: input shape {c.get('input_shape')} vs reference "
                   f"{r.get('input_shape')}", "workload_changed")
         return
-    g = gold.init or {}
-    gold_dev = _input_deviation(r, g) if g.get("input_shape") == r.get("input_shape") else 0.0
+    gold_dev = gold_first_batch_deviation(ref, gold)
     if gold_dev > tol.init_input_tol:
         res.check(True, f"first batch not compared: the gold migration's already differs from the "
                   f"reference's (deviation {gold_dev:.2g}, limit {tol.init_input_tol}), so this "
@@ -181,6 +180,16 @@ def check_init(res: CriterionResult, tol: Tolerances, ref: Trace, tr: Trace, gol
     res.check(ok, f"first batch's inputs {'match' if ok else 'differ from'} the reference's "
               f"(deviation {dev:.2g}, limit {tol.init_input_tol}): data pipeline and order",
               "workload_changed", ("init_input", dev, tol.init_input_tol))
+
+
+def gold_first_batch_deviation(ref: Trace, gold: Trace) -> float:
+    """How far the gold migration's first training input is from the reference's (0 when either
+    has no fingerprint or the shapes differ): above the limit, the project's data is not
+    reproducible on the target under its seed (drawn from an unseeded or a device generator)."""
+    r, g = ref.init or {}, gold.init or {}
+    if "input_sum" not in r or "input_sum" not in g or g.get("input_shape") != r.get("input_shape"):
+        return 0.0
+    return _input_deviation(r, g)
 
 
 def _input_deviation(r: dict, c: dict) -> float:

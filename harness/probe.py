@@ -651,10 +651,17 @@ def hook_root_module(rec: Recorder, opt) -> None:
         if getattr(rec, "root_module", None) is None:
             rec.root_module = best  # the trained model, whose weights --save-model writes
         _HOOKED.add(best)
-        _probe_hook(best, "_forward_pre_hooks", best.register_forward_pre_hook,
-                    lambda m, a, kw: rec.on_forward(m, a, kw), with_kwargs=True)
-        _probe_hook(best, "_forward_pre_hooks", best.register_forward_pre_hook,
-                    lambda m, a: rec.on_train_state(m))
+        # A module without a forward of its own (an RL agent whose methods call its actor and
+        # critic) is never called: its children that hold parameters are.
+        called = [best] if type(best).forward is not torch.nn.Module.forward else \
+            [c for c in best.children() if next(c.parameters(), None) is not None]
+        for mod in called:
+            _probe_hook(mod, "_forward_pre_hooks", mod.register_forward_pre_hook,
+                        lambda m, a, kw: rec.on_forward(m, a, kw), with_kwargs=True)
+            _probe_hook(mod, "_forward_pre_hooks", mod.register_forward_pre_hook,
+                        lambda m, a: rec.on_train_state(m))
+            _probe_hook(mod, "_forward_hooks", mod.register_forward_hook,
+                        lambda m, a, out: rec.on_output(out))
         leaves = [[type(m).__name__, m.extra_repr()] for m in best.modules() if not any(m.children())]
         owners: dict[int, list] = {}
         for _, param in best.named_parameters(remove_duplicate=False):
@@ -663,7 +670,6 @@ def hook_root_module(rec: Recorder, opt) -> None:
         shared = sorted([len(uses), uses[0]] for uses in owners.values() if len(uses) > 1)
         rec.emit("model", leaf_modules=leaves, shared_params=shared,
                  sha=hashlib.sha256(json.dumps(leaves).encode()).hexdigest())
-        _probe_hook(best, "_forward_hooks", best.register_forward_hook, lambda m, a, out: rec.on_output(out))
 
 
 class _PostImport:

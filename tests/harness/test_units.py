@@ -135,6 +135,41 @@ def test_probe_hooks_leave_pickled_and_copied_models_unprobed(tmp_path: Path) ->
     assert [s["batch_size"] for s in trace.applied] == [[16]] * 3
 
 
+AGENT_SCRIPT = textwrap.dedent("""
+    import torch
+
+    class Agent(torch.nn.Module):  # no forward: callers use its methods, as cleanrl's PPO agent
+        def __init__(self):
+            super().__init__()
+            self.actor, self.critic = torch.nn.Linear(4, 2), torch.nn.Linear(4, 1)
+
+        def act_and_value(self, x):
+            return self.actor(x), self.critic(x)
+
+    agent = Agent()
+    opt = torch.optim.Adam(agent.parameters(), lr=1e-3)
+    for step in range(3):
+        with torch.no_grad():
+            agent.act_and_value(torch.randn(5, 4))  # a rollout: not part of the training workload
+        logits, value = agent.act_and_value(torch.randn(16, 4))
+        loss = logits.pow(2).mean() + value.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""")
+
+
+def test_probe_sees_the_forwards_of_a_model_without_forward(tmp_path: Path) -> None:
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "train.py").write_text(AGENT_SCRIPT)
+    res = run_probed(["train.py"], work, tmp_path / "out", clean_env(), 120)
+    assert res.exit_code == 0, (tmp_path / "out" / "stderr.log").read_text()[-2000:]
+    trace = Trace.load(tmp_path / "out" / "trace.jsonl")
+    assert [s["batch_size"] for s in trace.applied] == [[16, 16]] * 3  # actor and critic, no rollout
+    assert all(s["input_devices"] == ["cpu"] for s in trace.applied)
+
+
 def test_goal_and_prepare_scripts_hash_strings_as_the_training_run(tmp_path: Path) -> None:
     # pygcn numbers its classes by iterating a set of strings: evaluate.py must see the same order
     # as the training process, or it scores a model whose class indices it has permuted.

@@ -259,3 +259,30 @@ def test_untied_weights_are_a_changed_workload(tmp_path: Path) -> None:
     assert traces["tied"].model and traces["tied"].model["shared_params"] == [[2, [10, 4]]]
     failed = [f for f in _numerics_failures(traces["tied"], traces["untied"]) if "tied" in f["text"]]
     assert failed and failed[0]["category"] == "workload_changed", failed
+
+
+def _with_step0(run: RunRecord, loss: float, first_input: float) -> RunRecord:
+    out = copy.deepcopy(run)
+    out.trace.steps[0].update(loss=loss, grad_norm=1.0)
+    out.trace.init = {"input_shape": [8, 4], "input_sum": first_input, "input_sumsq": 4.0,
+                      "input_wsum": 0.5, "input_wsumsq": 1.0}
+    return out
+
+
+def _step0_loss_ok(verdict: dict) -> bool:
+    lines = [e for e in verdict["criteria"]["numerics"]["evidence"] if e["text"].startswith("step-0 loss")]
+    return lines[0]["ok"]
+
+
+def test_step0_is_judged_by_the_seed_spread_where_the_gold_trains_on_another_first_batch() -> None:
+    """An RL rollout samples its first batch from the device's generator: the gold's step-0 loss
+    then differs from the reference's as much as another seed's does (cleanrl: 18.2 vs 23.3, seeds
+    17.7 and 15.4). There the limit is the seeds' spread; elsewhere the tolerance holds."""
+    spec, target = find_task("cifar_amp"), get_target("xla-cpu")
+    base = _run(_steps(40))
+    refs = [_with_step0(base, 23.3, 1.0), _with_step0(base, 17.7, 3.0), _with_step0(base, 15.4, 5.0)]
+    gold_other_batch = _with_step0(base, 18.2, 2.0)
+    assert _step0_loss_ok(grade(spec, target, refs, gold_other_batch, _with_step0(base, 18.4, 2.5)))
+    assert not _step0_loss_ok(grade(spec, target, refs, gold_other_batch, _with_step0(base, 40.0, 2.5)))
+    gold_same_batch = _with_step0(base, 23.3, 1.0)
+    assert not _step0_loss_ok(grade(spec, target, refs, gold_same_batch, _with_step0(base, 18.4, 1.0)))
