@@ -1,0 +1,56 @@
+"""Harness-owned goal metric for zhouhaoyi/Informer2020: test-split MSE of the trained Informer on
+the stand-in series (normalised, as the project's own test reports it).
+
+Builds the model and the test split with the pristine project at --project (Informer and
+Dataset_Custom with the sizes of task.yaml's command), loads the trained state_dict from
+--checkpoint, predicts every test window (batches of 16, in order, dropout off) and writes the
+mean squared error to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+SEQ, LABEL, PRED, D_MODEL, HEADS, E_LAYERS, D_LAYERS, D_FF = 48, 24, 12, 32, 2, 1, 1, 64  # task.yaml
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--project", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    sys.path.insert(0, args.project)
+    from data.data_loader import Dataset_Custom  # the pristine, verified tree
+    from models.model import Informer
+
+    test = Dataset_Custom(root_path=os.path.join(args.project, "data", "standin"), data_path="standin.csv",
+                          flag="test", size=[SEQ, LABEL, PRED], features="M", target="OT", timeenc=1, freq="h")
+    model = Informer(7, 7, 7, SEQ, LABEL, PRED, 5, D_MODEL, HEADS, E_LAYERS, D_LAYERS, D_FF, 0.05, "prob",
+                     "timeF", "h", "gelu", False, True, True, torch.device("cpu"))
+    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
+    model.load_state_dict({k.removeprefix("module."): v.float() for k, v in state.items()})
+    model.eval()
+    torch.manual_seed(0)  # ProbSparse attention samples keys: the same sample for every model graded
+    loader = torch.utils.data.DataLoader(test, batch_size=16, shuffle=False, drop_last=False)
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y, x_mark, y_mark in loader:
+            x, y, x_mark, y_mark = x.float(), y.float(), x_mark.float(), y_mark.float()
+            dec = torch.cat([y[:, :LABEL, :], torch.zeros(y.shape[0], PRED, y.shape[-1])], dim=1)
+            pred = model(x, x_mark, dec, y_mark)
+            total += float(((pred - y[:, -PRED:, :]) ** 2).sum())
+            count += pred.numel()
+    mse = total / count
+    with open(args.out, "w") as fh:
+        json.dump({"schema_version": 1, "metric": "mse", "value": mse}, fh)
+    print(f"mse {mse:.5f}")
+
+
+if __name__ == "__main__":
+    main()
