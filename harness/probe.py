@@ -613,10 +613,12 @@ class _ProbeHooks(collections.OrderedDict):
     """A module's hook table that drops the probe's own hooks when pickled or deep-copied: a
     project that `torch.save`s its whole model (or copies it) gets the module as if unprobed."""
 
-    probe_ids: set
+    def __init__(self, hooks) -> None:
+        super().__init__(hooks)
+        self.probe_ids: set[int] = set()
 
     def __reduce__(self):
-        kept = [(k, v) for k, v in self.items() if k not in getattr(self, "probe_ids", ())]
+        kept = [(k, v) for k, v in self.items() if k not in self.probe_ids]
         return (collections.OrderedDict, (kept,))
 
 
@@ -624,7 +626,6 @@ def _probe_hook(module: torch.nn.Module, table: str, register, hook, **kwargs) -
     hooks = getattr(module, table)
     if not isinstance(hooks, _ProbeHooks):
         hooks = _ProbeHooks(hooks)
-        hooks.probe_ids = set()
         object.__setattr__(module, table, hooks)
     hooks.probe_ids.add(register(hook, **kwargs).id)
 
