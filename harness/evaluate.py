@@ -95,8 +95,10 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
     preds = [p for p in preds if p.task_id in specs]
     refs: dict[str, tuple[str, Path]] = {}
     ref_hashes: dict[str, dict[str, str]] = {}
-    for task_id, spec in specs.items():  # references first: every candidate of a task shares them
-        key, cached = ensure_references(spec, target, log)
+    # references first (every candidate of a task shares them), those of different tasks side by side
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        built = dict(zip(specs, pool.map(lambda s: ensure_references(s, target, log), specs.values())))
+    for task_id, (key, cached) in built.items():
         dest = layout.references(key)
         # verified and hashed here, before any candidate runs; reports record these hashes
         hashes = copy_references(cached, dest)

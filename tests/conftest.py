@@ -46,7 +46,8 @@ def practice_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("practice")
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps(line) + "\n" for line in practice_predictions()))
-    summary = evaluate_predictions(preds, "practice", root / "runs", workers=1)
+    # two at a time: CI time, and every timing criterion graded with both cores busy (issue 11)
+    summary = evaluate_predictions(preds, "practice", root / "runs", workers=2)
     assert not summary["errors"], summary["errors"]
     return root / "runs" / "practice"
 
