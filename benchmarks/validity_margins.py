@@ -34,7 +34,7 @@ def _reports(run_dirs: list[Path], regrade: bool) -> list[tuple[Path, dict[str, 
             report = json.loads(path.read_text())
             if "verdict" in report and "agent" in report:
                 if regrade:  # the verdict of the current grader, from the run's saved files
-                    report["verdict"] = regrade_report(path)["verdict"]
+                    report["verdict"] = regrade_report(path)
                 found.append((run_dir, report))
     if not found:
         sys.exit(f"no report.json under {', '.join(map(str, run_dirs))}: run `gpu2tpu validate` first")

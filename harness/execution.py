@@ -20,7 +20,7 @@ from gpu2tpu.corpus.recipe import apply_recipe
 from gpu2tpu.harness.migrations import migration_patch, original_tree
 from gpu2tpu.harness.report import GOAL, GOLD, PROCESS, hash_file, seed_dir, write_json
 from gpu2tpu.harness.runner import (
-    PROBE_FILE,
+    PROBE_FILES,
     clean_env,
     confinement,
     isolated_python,
@@ -153,7 +153,7 @@ def reference_inputs_hash(task_dir: Path) -> str:
 
 # The code that produces a reference bundle: editing any of it (how evaluate.py is started, the
 # probe, the sandbox, recipes) rebuilds cached references instead of reusing stale goal values.
-_REFERENCE_CODE = (PROBE_FILE, *(Path(__file__).with_name(n) for n in (
+_REFERENCE_CODE = (*PROBE_FILES, *(Path(__file__).with_name(n) for n in (
     "execution.py", "runner.py", "sandbox.py", "migrations.py", "workspace.py", "targets.py")),
     *(Path(__file__).parents[1] / "corpus" / n for n in ("recipe.py", "upstream.py")))
 

@@ -15,6 +15,8 @@ from gpu2tpu.harness import sandbox
 from gpu2tpu.harness.sandbox import Confinement, Limits
 
 PROBE_FILE = Path(__file__).with_name("probe.py")
+# the probe's parts, copied beside it into a run's workspace as gpu2tpu_probe*.py
+PROBE_FILES = (PROBE_FILE, *(Path(__file__).with_name(f"probe_{n}.py") for n in ("counters", "hooks")))
 
 
 @dataclass
@@ -108,7 +110,8 @@ def run_probed(command: list[str], workdir: Path, out_dir: Path, env: dict[str, 
     out_dir = Path(os.path.abspath(out_dir))  # the process runs in another working directory
     out_dir.mkdir(parents=True, exist_ok=True)
     probe = (probe_dir or workdir.parent) / "gpu2tpu_probe.py"
-    shutil.copyfile(PROBE_FILE, probe)
+    for part in PROBE_FILES:
+        shutil.copyfile(part, probe.with_name("gpu2tpu_" + part.name))
     trace = out_dir / "trace.jsonl"
     trace.unlink(missing_ok=True)
     argv = [sys.executable, str(probe), "--stamp", json.dumps(provenance()),

@@ -41,6 +41,9 @@ for i in range(4):
         for p in model.parameters():
             p.grad.mul_(0.1)
     opt.step()
+if mode == "rebind_part":  # the probe's parts are importable modules: disarm the module hook
+    import gpu2tpu_probe_hooks
+    gpu2tpu_probe_hooks.hook_root_module = lambda rec, opt: None
 if mode == "rebind":
     try:
         for obj in gc.get_objects():
@@ -100,6 +103,14 @@ def test_blind_spots_are_config_drift(tmp_path: Path, mode: str, words: str) -> 
 def test_rebound_recorder_is_tampered(tmp_path: Path) -> None:
     trace = _probe(tmp_path, "rebind")
     assert trace.integrity and trace.integrity["rebound"] == ["on_clip"]
+
+
+def test_rebound_probe_part_is_tampered(tmp_path: Path) -> None:
+    """The probe's parts (gpu2tpu_probe_hooks, gpu2tpu_probe_counters) lie beside it, importable by
+    the graded code: replacing one of their functions is reported like a rebound Recorder method."""
+    trace = _probe(tmp_path, "rebind_part")
+    assert trace.integrity and trace.integrity["rebound"] == ["gpu2tpu_probe_hooks.hook_root_module"]
+    assert _probe(tmp_path, "plain").integrity == {"event": "integrity", "rebound": []}
 
 
 def _steps(n: int, lr: float = 0.1, jitter: float = 0.0) -> list[dict[str, Any]]:
