@@ -57,7 +57,7 @@ class Recorder:
         self.t0 = time.perf_counter()
         self.last_step_t = self.t0
         self.step = 0
-        self.xla: XlaCounters | TpuCounters | None = None  # the lazy backend's counters
+        self.xla: _counters.XlaCounters | _counters.TpuCounters | None = None  # the lazy backend's counters
         self.seen_optimizers: set[int] = set()
         self.autocast_states: set[tuple] = set()
         self.scaled: dict[int, torch.Tensor] = {}
