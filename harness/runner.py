@@ -75,6 +75,7 @@ class RunResult:
     wall_s: float
     sandbox: str = "bwrap"
     truncated: tuple[str, ...] = ()
+    cpu_s: float | None = None  # user + system seconds of the run's whole process tree
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -132,4 +133,4 @@ def run_process(argv: list[str], cwd: Path, out_dir: Path, env: dict[str, str],
     res = sandbox.run(argv, cwd, env, box, Limits(timeout_s=timeout_s),
                       out_dir / f"{prefix}stdout.log", out_dir / f"{prefix}stderr.log", channel)
     return RunResult(exit_code=res.exit_code, timed_out=res.timed_out, wall_s=res.wall_s,
-                     sandbox=res.sandbox, truncated=tuple(res.truncated))
+                     sandbox=res.sandbox, truncated=tuple(res.truncated), cpu_s=res.cpu_s)

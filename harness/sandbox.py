@@ -64,6 +64,7 @@ class Outcome:
     wall_s: float
     sandbox: str  # "bwrap" or "none"
     truncated: list[str] = field(default_factory=list)  # streams cut at the output limit
+    cpu_s: float | None = None  # user + system seconds of the whole run (None: stopped at its limit)
 
 
 _AVAILABLE: dict[str, bool] = {}
@@ -208,9 +209,9 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
                                         daemon=True))
     for t in threads:
         t.start()
-    timed_out = False
+    timed_out, cpu_s = False, None
     try:
-        code = proc.wait(timeout=limits.timeout_s)
+        code, cpu_s = _wait_with_usage(proc, limits.timeout_s)
     except subprocess.TimeoutExpired:
         timed_out = True
         code = _stop(proc, limits.term_grace_s)
@@ -222,7 +223,29 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
         if f is not None:
             f.close()
     return Outcome(exit_code=code, timed_out=timed_out, wall_s=time.monotonic() - start,
-                   sandbox=mode, truncated=cut)
+                   sandbox=mode, truncated=cut, cpu_s=cpu_s)
+
+
+def _wait_with_usage(proc: subprocess.Popen, timeout: float) -> tuple[int, float]:
+    """proc.wait(timeout), also returning the run's CPU seconds (user + system), sampled from /proc
+    for every process below bwrap while it runs (bwrap's own rusage does not include the sandboxed
+    tree; each process counted once, so no parent's children-time). Sampling every 0.25 s misses
+    at most that much of each process's last moments."""
+    deadline, ticks = time.monotonic() + timeout, os.sysconf("SC_CLK_TCK")
+    seen: dict[int, int] = {}
+    while True:
+        try:
+            code = proc.wait(timeout=min(0.25, max(0.0, deadline - time.monotonic())))
+            return code, sum(seen.values()) / ticks
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+        for pid in _descendants(proc.pid):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            seen[pid] = max(seen.get(pid, 0), int(fields[11]) + int(fields[12]))  # utime + stime
 
 
 def _host_env() -> dict[str, str]:

@@ -293,3 +293,17 @@ def test_time_is_not_compared_for_a_run_off_the_target() -> None:
     for s in slow.trace.steps:
         s["wall_s"] = 1.0
     assert not criteria.performance(criteria.Inputs(spec, get_target("xla-cpu"), [gold], gold, slow)).passed
+
+
+def test_run_records_the_cpu_time_of_its_whole_process_tree(tmp_path: Path) -> None:
+    """The sandbox samples every process below bwrap: a child process's CPU time counts, a sleep
+    does not (the base of the busy-machine rule for `slow`)."""
+    (tmp_path / "burn.py").write_text(
+        "import subprocess, sys, time\n"
+        "subprocess.run([sys.executable, '-c', 'import time\\nt = time.process_time()\\n"
+        "while time.process_time() - t < 1.0: pass'])\n"
+        "time.sleep(1.0)\n")
+    (tmp_path / "out").mkdir()
+    res = run_process([sys.executable, "burn.py"], tmp_path, tmp_path / "out", clean_env(), 60)
+    assert res.exit_code == 0 and res.cpu_s is not None
+    assert 0.6 <= res.cpu_s <= 1.8 and res.wall_s - res.cpu_s >= 0.7, res

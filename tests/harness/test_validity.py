@@ -165,6 +165,23 @@ def test_slow_run_stopped_by_gold_derived_limit_is_slow_with_ratio() -> None:
     assert grade(spec, get_target("xla-cpu"), [ref], ref_slow_gold, hung)["category"] == "timeout"
 
 
+def test_wall_time_stretched_by_a_busy_machine_is_not_slow() -> None:
+    """Process wall time over budget is `slow` only when CPU time is over budget too: another
+    process on the machine stretches the first, not the second (measured: a correct migration at
+    3.47x the gold's wall time with five CPU-bound processes on two cores)."""
+    spec = find_task("cifar_amp")
+    gold = _run(_steps(40), wall_s=10.0, cpu_s=8.0)
+    cand = _steps(40, jitter=1e-3)
+    busy = grade(spec, get_target("xla-cpu"), [gold], gold, _run(cand, wall_s=40.0, cpu_s=9.0))
+    line = next(e for e in busy["criteria"]["performance"]["evidence"] if "process wall" in e["text"])
+    assert line["ok"] and "CPU time 9.0 s, 1.12x gold" in line["text"], line
+    slower = grade(spec, get_target("xla-cpu"), [gold], gold, _run(cand, wall_s=40.0, cpu_s=32.0))
+    assert slower["category"] == "slow"
+    no_cpu = grade(spec, get_target("xla-cpu"), [gold], _run(_steps(40), wall_s=10.0),
+                   _run(cand, wall_s=40.0, cpu_s=9.0))  # a gold without CPU time: wall alone
+    assert no_cpu["category"] == "slow"
+
+
 def test_task_dir_outside_package_and_incomplete_task(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(TASK_DIRS_ENV, raising=False)
