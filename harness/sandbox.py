@@ -228,9 +228,10 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
 
 def _wait_with_usage(proc: subprocess.Popen, timeout: float) -> tuple[int, float]:
     """proc.wait(timeout), also returning the run's CPU seconds (user + system), sampled from /proc
-    for every process below bwrap while it runs (bwrap's own rusage does not include the sandboxed
-    tree; each process counted once, so no parent's children-time). Sampling every 0.25 s misses
-    at most that much of each process's last moments."""
+    for the child and every process below it while it runs (bwrap's own rusage does not include
+    the sandboxed tree; without the sandbox the child is the command itself; each process counted
+    once, so no parent's children-time). Sampling every 0.25 s misses at most that much of each
+    process's last moments."""
     deadline, ticks = time.monotonic() + timeout, os.sysconf("SC_CLK_TCK")
     seen: dict[int, int] = {}
     while True:
@@ -240,7 +241,7 @@ def _wait_with_usage(proc: subprocess.Popen, timeout: float) -> tuple[int, float
         except subprocess.TimeoutExpired:
             if time.monotonic() >= deadline:
                 raise
-        for pid in _descendants(proc.pid):
+        for pid in [proc.pid, *_descendants(proc.pid)]:
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:

@@ -307,3 +307,15 @@ def test_run_records_the_cpu_time_of_its_whole_process_tree(tmp_path: Path) -> N
     res = run_process([sys.executable, "burn.py"], tmp_path, tmp_path / "out", clean_env(), 60)
     assert res.exit_code == 0 and res.cpu_s is not None
     assert 0.6 <= res.cpu_s <= 1.8 and res.wall_s - res.cpu_s >= 0.7, res
+
+
+def test_cpu_time_counts_the_command_itself_without_the_sandbox(tmp_path: Path) -> None:
+    """Without bwrap (--unsafe-no-sandbox) the child is the command: its own CPU time counts."""
+    import subprocess
+
+    from gpu2tpu.harness.sandbox import _wait_with_usage
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass"
+    proc = subprocess.Popen([sys.executable, "-c", burn])
+    code, cpu_s = _wait_with_usage(proc, 60)
+    assert code == 0 and 0.6 <= cpu_s <= 1.6, cpu_s
