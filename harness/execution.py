@@ -132,7 +132,8 @@ def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
         data = json.loads(goal_file.read_text())
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return {**base, "value": data.get("value")}
+    why = data.get("error")  # evaluate.py may say why a checkpoint has no value
+    return {**base, "value": data.get("value"), **({"error": str(why)[:300]} if why else {})}
 
 
 # evaluate.py's copy of the task: sources only (never bytecode, the migrations or checkpoints)

@@ -117,6 +117,8 @@ class Recorder:
         if not tensors:
             return
         x = tensors[0]
+        if self.backend == "cpu" and x.device.type in ("xla", "tpu", "cuda"):
+            self.backend = x.device.type  # the model on the device, the optimised tensors maybe not
         if self.step == 0 and self.init is None:
             self.init = self._init_signals(module, x, args, kwargs)
         self.cur["batch_size"].append(int(x.shape[0]) if x.dim() else 1)
@@ -154,7 +156,9 @@ class Recorder:
             self.autocast_states.add(state)
             self.emit("autocast", device_type=state[0], enabled=state[1], dtype=state[2])
 
-    def on_optimizer_pre(self, opt) -> None:
+    def on_optimizer_pre(self, opt, closure: bool = False) -> None:
+        if closure:  # where this step's own closure evaluations start (see on_optimizer_post)
+            self.cur["closure_from"] = (len(self.cur["losses"]), len(self.cur["batch_size"]))
         params = [p for g in opt.param_groups for p in g["params"]]
         if id(opt) not in self.seen_optimizers:
             self.seen_optimizers.add(id(opt))
@@ -173,8 +177,8 @@ class Recorder:
 
     def _describe_optimizer(self, opt, params) -> None:
         devices = sorted({str(p.device) for p in params})
-        self.backend = {"xla": "xla", "tpu": "tpu", "cuda": "cuda"}.get(params[0].device.type, "cpu") \
-            if params else "cpu"
+        found = {"xla": "xla", "tpu": "tpu", "cuda": "cuda"}.get(params[0].device.type) if params else None
+        self.backend = found or self.backend
         shapes = sorted(list(p.shape) for p in params)  # group order may come from a set()
         dtypes: dict[str, int] = {}
         for p in params:
@@ -192,6 +196,12 @@ class Recorder:
 
     def on_optimizer_post(self, skipped: bool = False) -> None:
         now = time.perf_counter()
+        if "closure_from" in self.cur:  # LBFGS-style: the step evaluates its closure as often as its
+            # line search needs; the step's loss and batch are its first evaluation (where it starts)
+            loss_at, batch_at = self.cur.pop("closure_from")
+            self.cur["closure_calls"] = len(self.cur["losses"]) - loss_at
+            self.cur["losses"] = self.cur["losses"][loss_at:loss_at + 1]
+            self.cur["batch_size"] = self.cur["batch_size"][batch_at:batch_at + 1]
         record = {"step": self.step, "micro_batches": len(self.cur["losses"]), "clip": self.cur["clip"],
                   "lr": self.cur["lr"], "batch_size": self.cur["batch_size"],
                   "input_devices": sorted(self.cur["input_devices"]),
@@ -203,7 +213,8 @@ class Recorder:
                   "_has_norm": self.cur["norm"] is not None,
                   "_has_post": self.cur["post_norm"] is not None,
                   "_syncs": self.xla.syncs() if self.xla else 0,
-                  "_init": self.init if self.step == 0 and self.init else None}
+                  "_init": self.init if self.step == 0 and self.init else None,
+                  **({"closure_calls": self.cur["closure_calls"]} if "closure_calls" in self.cur else {})}
         self.queue.append(record)
         self.last_step_t = now
         self.step += 1

@@ -15,7 +15,7 @@ import random
 import sys
 import warnings
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -62,7 +62,8 @@ def install_hooks(rec: Recorder) -> None:
         register_optimizer_step_post_hook,
         register_optimizer_step_pre_hook,
     )
-    register_optimizer_step_pre_hook(lambda opt, args, kwargs: rec.on_optimizer_pre(opt))
+    register_optimizer_step_pre_hook(lambda opt, args, kwargs: rec.on_optimizer_pre(
+        opt, closure=any(callable(a) for a in (*args[1:], *kwargs.values()))))
     register_optimizer_step_post_hook(lambda opt, args, kwargs: rec.on_optimizer_post())
 
     orig_init = torch.optim.Optimizer.__init__
@@ -274,8 +275,11 @@ def hook_root_module(rec: Recorder, opt) -> None:
                 key = (overlap, -len(own), sum(1 for _ in obj.modules()))
                 if best_key is None or key > best_key:
                     best, best_key = obj, key
+    owned = best is not None
+    if best is None:  # the optimised tensors belong to no module (an attack on a fixed network's
+        best = _outermost_module(objects)  # inputs): observe the largest network that exists now
     if best is not None:
-        if getattr(rec, "root_module", None) is None:
+        if owned and getattr(rec, "root_module", None) is None:
             rec.root_module = best  # the trained model, whose weights --save-model writes
         _HOOKED.add(best)
         # A module without a forward of its own (an RL agent whose methods call its actor and
@@ -322,3 +326,9 @@ class _PostImport:
         return spec
 
 
+def _outermost_module(objects: list) -> Any:
+    """The module with the most parameters among those no other module contains, or None."""
+    inner = {id(c) for o in objects for c in o.children()}
+    outer = [o for o in objects if id(o) not in inner and o not in _HOOKED]
+    size, i = max(((sum(p.numel() for p in o.parameters()), i) for i, o in enumerate(outer)), default=(0, -1))
+    return outer[i] if size else None

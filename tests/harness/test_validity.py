@@ -314,3 +314,103 @@ def test_step0_is_judged_by_the_seed_spread_where_the_gold_trains_on_another_fir
     assert not _step0_loss_ok(grade(spec, target, refs, gold_other_batch, _with_step0(base, 40.0, 2.5)))
     gold_same_batch = _with_step0(base, 23.3, 1.0)
     assert not _step0_loss_ok(grade(spec, target, refs, gold_same_batch, _with_step0(base, 18.4, 1.0)))
+
+
+def _with_syncs(run: RunRecord, per_step: float) -> RunRecord:
+    steps = [{**s, "counters": {"compiles": 3, "host_reads": 0, "syncs": int(per_step * i)}}
+             for i, s in enumerate(run.trace.steps)]
+    return RunRecord(process=run.process, trace=Trace(start=run.trace.start, end=run.trace.end,
+                     optimizer=run.trace.optimizer, steps=steps, seeds=run.trace.seeds), goal=run.goal)
+
+
+def _sync_line(verdict: dict) -> dict:
+    return next(e for e in verdict["criteria"]["performance"]["evidence"] if "XLA syncs" in e["text"])
+
+
+def test_unsynced_lazy_graph_is_slow_unless_the_gold_never_syncs_either() -> None:
+    """Fewer than one XLA sync in two steps grows the lazy graph: `slow`. A trusted gold that
+    never syncs (dlg: LBFGS on the host, every closure's gradients read back) asks no syncs."""
+    spec, target = find_task("cifar_amp"), get_target("xla-cpu")
+    syncing = _with_syncs(_run(_steps(40), cpu_s=8.0), 1.0)
+    cand = _with_syncs(_run(_steps(40, jitter=1e-3), cpu_s=8.0), 0.0)
+    line = _sync_line(grade(spec, target, [syncing], syncing, cand))
+    assert not line["ok"] and "the lazy graph grows" in line["text"] and "gold 1.00" in line["text"]
+    unsynced_gold = _with_syncs(_run(_steps(40), cpu_s=8.0), 0.0)
+    line = _sync_line(grade(spec, target, [syncing], unsynced_gold, cand))
+    assert line["ok"] and "gold 0.00" in line["text"], line
+
+
+def _on(run: RunRecord, params: list[str], inputs: list[str]) -> RunRecord:
+    trace = copy.deepcopy(run.trace)
+    assert trace.optimizer is not None
+    trace.optimizer["param_devices"] = params
+    for s in trace.steps:
+        s["input_devices"] = inputs
+    return RunRecord(process=run.process, trace=trace, goal=run.goal)
+
+
+def _lines(verdict: dict, criterion: str, words: str) -> list[dict]:
+    return [e for e in verdict["criteria"][criterion]["evidence"] if words in e["text"]]
+
+
+def test_optimised_tensors_stay_on_the_host_only_where_the_gold_keeps_them_there() -> None:
+    """dlg's gold keeps LBFGS and its dummy image on the host (the network runs on the device):
+    a candidate may do the same there, nowhere else; a run whose model inputs are on the host too
+    is on other hardware, and its time is not compared."""
+    spec, target = find_task("cifar_amp"), get_target("xla-cpu")
+    ref = _run(_steps(40), cpu_s=8.0)
+    host_gold = _on(ref, ["cpu"], ["xla:0"])
+    cand = _on(_run(_steps(40, jitter=1e-3), cpu_s=8.0), ["cpu"], ["xla:0"])
+    beside = grade(spec, target, [ref], host_gold, cand)
+    line = _lines(beside, "hardware", "parameters on")[0]
+    assert line["ok"] and "the gold keeps its optimised tensors on ['cpu']" in line["text"], line
+    assert _lines(beside, "performance", "median step time")  # same hardware: time compared
+    alone = grade(spec, target, [ref], ref, cand)  # the gold's parameters are on the device
+    assert not _lines(alone, "hardware", "parameters on")[0]["ok"]
+    assert alone["category"] == "wrong_device"
+    on_host = grade(spec, target, [ref], host_gold, _on(cand, ["cpu"], ["cpu"]))
+    assert on_host["category"] == "wrong_device"
+    assert _lines(on_host, "performance", "not compared with gold: parameters or model inputs on ['cpu']")
+
+
+CLOSURE_ATTACK = """
+import torch, torch.nn as nn
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(6, 5), nn.Sigmoid(), nn.Linear(5, 3))  # fixed: only its input is optimised
+target = [g.detach() for g in torch.autograd.grad(net(torch.randn(1, 6)).pow(2).sum(), net.parameters())]
+dummy = torch.randn(1, 6).requires_grad_(True)
+opt = torch.optim.LBFGS([dummy], max_iter=4)
+for step in range(3):
+    calls = []
+    def closure():
+        opt.zero_grad()
+        grads = torch.autograd.grad(net(dummy).pow(2).sum(), net.parameters(), create_graph=True)
+        diff = sum(((g - t) ** 2).sum() for g, t in zip(grads, target))
+        diff.backward()
+        calls.append(float(diff.detach()))
+        return diff
+    opt.step(closure)
+    print("FIRST", repr(calls[0]), "CALLS", len(calls), flush=True)
+    closure()  # an evaluation outside the step (the project logs its loss): not the next step's
+"""
+
+
+def test_closure_steps_record_their_first_evaluation_and_the_network_that_owns_no_optimised_tensor(
+        tmp_path: Path) -> None:
+    """An LBFGS step evaluates its closure as often as its line search needs: the step's loss and
+    batch are its first evaluation. The optimised tensor (a fixed network's input) belongs to no
+    module: the probe observes the network that exists, for its inputs and structure."""
+    work = tmp_path / "attack"
+    work.mkdir()
+    (work / "attack.py").write_text(CLOSURE_ATTACK)
+    res = run_probed(["attack.py"], work, work / "out", clean_env(), 120)
+    assert res.exit_code == 0, (work / "out" / "stderr.log").read_text()
+    printed = [line.split() for line in (work / "out" / "stdout.log").read_text().splitlines()
+               if line.startswith("FIRST")]
+    trace = Trace.load(work / "out" / "trace.jsonl")
+    assert len(trace.applied) == 3
+    for step, words in zip(trace.applied, printed):
+        assert step["loss"] == pytest.approx(float(words[1]), rel=1e-6)
+        assert step["closure_calls"] == int(words[3]) > 1 and step["micro_batches"] == 1
+        assert step["batch_size"] == [1] and step["input_devices"] == ["cpu"]
+    assert trace.model and len(trace.model["leaf_modules"]) == 3
