@@ -104,6 +104,10 @@ def sandbox_env(extra: Mapping[str, str], home: str = "/tmp") -> dict[str, str]:
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update({"HOME": home, "TMPDIR": "/tmp", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"})
+    # idle OpenMP threads sleep instead of spinning: on a busy machine, spinning threads multiplied
+    # an eager CPU run's wall and CPU time by 4-6 (benchmarks/omp_wait_policy.py), and the CPU time
+    # is what tells a busy machine from a slow migration
+    env["OMP_WAIT_POLICY"] = "PASSIVE"
     env.update(extra)
     return env
 

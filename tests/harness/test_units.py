@@ -319,3 +319,17 @@ def test_cpu_time_counts_the_command_itself_without_the_sandbox(tmp_path: Path) 
     proc = subprocess.Popen([sys.executable, "-c", burn])
     code, cpu_s = _wait_with_usage(proc, 60)
     assert code == 0 and 0.6 <= cpu_s <= 1.6, cpu_s
+
+
+def test_untrusted_processes_run_with_passive_openmp_waits(tmp_path: Path) -> None:
+    """Every sandboxed process gets OMP_WAIT_POLICY=PASSIVE, whatever the caller set: spinning
+    OpenMP threads on a busy machine inflate CPU time, the base of the busy-machine rule."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "show.py").write_text("import os\nprint('policy', os.environ.get('OMP_WAIT_POLICY'))\n")
+    os.environ["OMP_WAIT_POLICY"] = "ACTIVE"
+    try:
+        res = run_process([sys.executable, "show.py"], tmp_path, tmp_path / "out", clean_env(), 60)
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]
+    assert res.exit_code == 0
+    assert "policy PASSIVE" in (tmp_path / "out" / "stdout.log").read_text()
