@@ -180,6 +180,10 @@ def test_wall_time_stretched_by_a_busy_machine_is_not_slow() -> None:
     no_cpu = grade(spec, get_target("xla-cpu"), [gold], _run(_steps(40), wall_s=10.0),
                    _run(cand, wall_s=40.0, cpu_s=9.0))  # a gold without CPU time: wall alone
     assert no_cpu["category"] == "slow"
+    # on a TPU the work runs on the chip, not the host CPU: CPU time does not excuse wall time there
+    tpu = grade(spec, get_target("tpu"), [gold], gold, _run(cand, wall_s=40.0, cpu_s=9.0))
+    line = next(e for e in tpu["criteria"]["performance"]["evidence"] if "process wall" in e["text"])
+    assert not line["ok"] and "CPU time" not in line["text"], line
 
 
 def test_task_dir_outside_package_and_incomplete_task(tmp_path: Path,
