@@ -256,7 +256,7 @@ def hardware(i: Inputs) -> CriterionResult:
     res.check(bool(devices) and all(target.on_target(d) or d in host for d in devices),
               f"parameters on {devices or 'unknown'}"
               + (f" (the gold keeps its optimised tensors on {host})" if host else ""), "wrong_device")
-    inputs = sorted({d for s in tr.applied for d in s.get("input_devices") or []})
+    inputs = _input_devices(tr)
     res.check(bool(inputs) and all(map(target.on_target, inputs)),
               f"model inputs on {inputs or 'unknown'}", "wrong_device")
     losses = sorted({s.get("loss_device") or "unknown" for s in tr.applied})
@@ -278,6 +278,10 @@ def hardware(i: Inputs) -> CriterionResult:
               (", ".join(f"{op} x{n}" for op, n in sorted(extra.items())) if extra else "none"),
               "cpu_fallback")
     return res
+
+
+def _input_devices(trace: Trace) -> list[str]:
+    return sorted({d for s in trace.applied for d in s.get("input_devices") or []})
 
 
 def _gold_host_devices(i: Inputs) -> list[str]:
@@ -325,8 +329,7 @@ def performance(i: Inputs) -> CriterionResult:
         res.evidence.append({"ok": True, "text": "no XLA counters in this run", "category": None})
     host = _gold_host_devices(i)
     params = {d for d in (tr.optimizer or {}).get("param_devices") or [] if d not in host}
-    inputs = {d for s in tr.applied for d in s.get("input_devices") or []}
-    off = sorted(d for d in params | inputs if not i.target.on_target(d))
+    off = sorted(d for d in params.union(_input_devices(tr)) if not i.target.on_target(d))
     if off:
         # Time is compared with the gold on the same hardware only: a run on other hardware has no
         # meaningful ratio (the hardware criterion names it), and its timing swings with host load.

@@ -45,6 +45,7 @@ SCHEMA_VERSION = 1
 ENV_KEYS = ("PJRT_DEVICE", "CPU_NUM_DEVICES", "XLA_USE_SPMD", "CUDA_VISIBLE_DEVICES", "TPU_NAME",
             "WORLD_SIZE", "RANK", "LOCAL_RANK", "XLA_FLAGS")
 IMPL_FLAGS = ("foreach", "fused", "capturable", "differentiable")
+ACCELERATOR_TYPES = ("xla", "tpu", "cuda")  # torch device types that name the run's backend
 INIT_VALUES = ("input_sum", "input_sumsq", "input_wsum", "input_wsumsq")
 
 
@@ -117,7 +118,7 @@ class Recorder:
         if not tensors:
             return
         x = tensors[0]
-        if self.backend == "cpu" and x.device.type in ("xla", "tpu", "cuda"):
+        if self.backend == "cpu" and x.device.type in ACCELERATOR_TYPES:
             self.backend = x.device.type  # the model on the device, the optimised tensors maybe not
         if self.step == 0 and self.init is None:
             self.init = self._init_signals(module, x, args, kwargs)
@@ -177,8 +178,8 @@ class Recorder:
 
     def _describe_optimizer(self, opt, params) -> None:
         devices = sorted({str(p.device) for p in params})
-        found = {"xla": "xla", "tpu": "tpu", "cuda": "cuda"}.get(params[0].device.type) if params else None
-        self.backend = found or self.backend
+        if params and params[0].device.type in ACCELERATOR_TYPES:
+            self.backend = params[0].device.type
         shapes = sorted(list(p.shape) for p in params)  # group order may come from a set()
         dtypes: dict[str, int] = {}
         for p in params:
@@ -196,10 +197,11 @@ class Recorder:
 
     def on_optimizer_post(self, skipped: bool = False) -> None:
         now = time.perf_counter()
+        closure: dict[str, int] = {}
         if "closure_from" in self.cur:  # LBFGS-style: the step evaluates its closure as often as its
             # line search needs; the step's loss and batch are its first evaluation (where it starts)
             loss_at, batch_at = self.cur.pop("closure_from")
-            self.cur["closure_calls"] = len(self.cur["losses"]) - loss_at
+            closure["closure_calls"] = len(self.cur["losses"]) - loss_at
             self.cur["losses"] = self.cur["losses"][loss_at:loss_at + 1]
             self.cur["batch_size"] = self.cur["batch_size"][batch_at:batch_at + 1]
         record = {"step": self.step, "micro_batches": len(self.cur["losses"]), "clip": self.cur["clip"],
@@ -213,8 +215,7 @@ class Recorder:
                   "_has_norm": self.cur["norm"] is not None,
                   "_has_post": self.cur["post_norm"] is not None,
                   "_syncs": self.xla.syncs() if self.xla else 0,
-                  "_init": self.init if self.step == 0 and self.init else None,
-                  **({"closure_calls": self.cur["closure_calls"]} if "closure_calls" in self.cur else {})}
+                  "_init": self.init if self.step == 0 and self.init else None, **closure}
         self.queue.append(record)
         self.last_step_t = now
         self.step += 1

@@ -15,7 +15,7 @@ import random
 import sys
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -326,7 +326,7 @@ class _PostImport:
         return spec
 
 
-def _outermost_module(objects: list) -> Any:
+def _outermost_module(objects: list) -> torch.nn.Module | None:
     """The module with the most parameters among those no other module contains, or None."""
     inner = {id(c) for o in objects for c in o.children()}
     outer = [o for o in objects if id(o) not in inner and o not in _HOOKED]
