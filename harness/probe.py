@@ -198,12 +198,14 @@ class Recorder:
     def on_optimizer_post(self, skipped: bool = False) -> None:
         now = time.perf_counter()
         closure: dict[str, int] = {}
-        if "closure_from" in self.cur:  # LBFGS-style: the step evaluates its closure as often as its
-            # line search needs; the step's loss and batch are its first evaluation (where it starts)
-            loss_at, batch_at = self.cur.pop("closure_from")
+        loss_at, batch_at = self.cur.pop("closure_from", (None, None))
+        if loss_at is not None and loss_at < len(self.cur["losses"]):  # LBFGS-style: the step
+            # evaluates its closure as often as its line search needs; the step's loss and batch are
+            # its first evaluation (a closure that evaluates nothing leaves the step as it was)
             closure["closure_calls"] = len(self.cur["losses"]) - loss_at
             self.cur["losses"] = self.cur["losses"][loss_at:loss_at + 1]
-            self.cur["batch_size"] = self.cur["batch_size"][batch_at:batch_at + 1]
+            if batch_at < len(self.cur["batch_size"]):
+                self.cur["batch_size"] = self.cur["batch_size"][batch_at:batch_at + 1]
         record = {"step": self.step, "micro_batches": len(self.cur["losses"]), "clip": self.cur["clip"],
                   "lr": self.cur["lr"], "batch_size": self.cur["batch_size"],
                   "input_devices": sorted(self.cur["input_devices"]),

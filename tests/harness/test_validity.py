@@ -40,7 +40,10 @@ for i in range(4):
     if mode == "mul":
         for p in model.parameters():
             p.grad.mul_(0.1)
-    opt.step()
+    if mode == "closure_after_backward":  # a closure that only returns the loss it already has
+        opt.step(lambda: loss)
+    else:
+        opt.step()
 if mode == "rebind_part":  # the probe's parts are importable modules: disarm the module hook
     import gpu2tpu_probe_hooks
     gpu2tpu_probe_hooks.hook_root_module = lambda rec, opt: None
@@ -90,6 +93,17 @@ def test_probe_sees_every_clipping_entry_point_seeds_and_train_state(tmp_path: P
     functional = _probe(tmp_path, "functional")  # get_total_norm + clip_grads_with_norm_
     assert functional.applied[0]["clip"] == [{"max_norm": 0.5, "norm_type": 2.0}]
     assert not _numerics_failures(ref, functional)
+
+
+def test_a_closure_that_evaluates_nothing_keeps_the_steps_losses(tmp_path: Path) -> None:
+    """`opt.step(lambda: loss)` after the backward: the closure runs no forward or backward, so
+    the step keeps the losses recorded before it (a closure-aware step starts where the closure's
+    own evaluations start, and there are none)."""
+    ref = _probe(tmp_path, "plain")
+    closure = _probe(tmp_path, "closure_after_backward")
+    assert [s["loss"] for s in closure.applied] == [s["loss"] for s in ref.applied]
+    assert [s["batch_size"] for s in closure.applied] == [[16]] * 4
+    assert not _numerics_failures(ref, closure)
 
 
 @pytest.mark.parametrize(("mode", "words"), [("value", "clip_grad_value_"), ("eval", "eval mode"),
