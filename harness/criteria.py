@@ -22,6 +22,7 @@ from gpu2tpu.harness.invariants import (
 )
 from gpu2tpu.harness.spec import RunSpec
 from gpu2tpu.harness.targets import Target
+from gpu2tpu.harness.timing import check_times
 from gpu2tpu.harness.trace import RunRecord, Trace
 
 # Taxonomy order: the first failing category in this order names the verdict. Causes come
@@ -337,19 +338,7 @@ def performance(i: Inputs) -> CriterionResult:
                              f"compared with gold: parameters or model inputs on {off}, not on "
                              f"{i.target.name}"})
         return res
-    ct, gt_time = tr.median_step_time(warm), gt.median_step_time(warm)
-    if ct is not None and gt_time:
-        ratio = ct / gt_time
-        res.check(ratio <= perf.step_time_budget, f"median step time {ct * 1e3:.1f} ms, "
-                  f"{ratio:.2f}x gold (budget {perf.step_time_budget}x)", "slow")
-    cw, gw = cand.process.get("wall_s"), gold.process.get("wall_s")
-    if cw and gw:  # a busy machine stretches wall time, not CPU time: slow when both are over budget
-        # (only where the target computes on this machine's CPU: on a TPU the work is not CPU time)
-        cc, gc = cand.process.get("cpu_s"), gold.process.get("cpu_s")
-        cpu = f"; CPU time {cc:.1f} s, {cc / gc:.2f}x gold" if cc and gc and i.target.emulated else ""
-        res.check(cw / gw <= perf.step_time_budget or bool(cpu and cc / gc <= perf.step_time_budget),
-                  f"process wall time {cw:.1f} s, {cw / gw:.2f}x gold{cpu} (budget "
-                  f"{perf.step_time_budget}x{', slow only when both exceed it' if cpu else ''})", "slow")
+    check_times(res, perf.step_time_budget, cand, gold, warm, i.target.emulated)
     return res
 
 

@@ -91,6 +91,7 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
     process = {"schema_version": 1, **provenance(), "exit_code": result.exit_code,
                "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3),
                "cpu_s": round(result.cpu_s, 3) if result.cpu_s is not None else None,
+               "others_cpu_share": result.others_share,
                "sandbox": result.sandbox, "output_truncated": list(result.truncated),
                "target": target.name if target else None,
                "seed": seed, "cwd": os.path.realpath(workdir), "reference_adapted_by": adapted}

@@ -57,6 +57,7 @@ class Recorder:
         self.read_every = max(1, read_every)
         self.t0 = time.perf_counter()
         self.last_step_t = self.t0
+        self.last_step_cpu = time.process_time()  # this process's CPU seconds, every thread
         self.step = 0
         self.xla: _counters.XlaCounters | _counters.TpuCounters | None = None  # the lazy backend's counters
         self.seen_optimizers: set[int] = set()
@@ -196,7 +197,7 @@ class Recorder:
                                   "param_devices": devices, "param_dtypes": dtypes})
 
     def on_optimizer_post(self, skipped: bool = False) -> None:
-        now = time.perf_counter()
+        now, cpu_now = time.perf_counter(), time.process_time()
         closure: dict[str, int] = {}
         loss_at, batch_at = self.cur.pop("closure_from", (None, None))
         if loss_at is not None and loss_at < len(self.cur["losses"]):  # LBFGS-style: the step
@@ -210,6 +211,7 @@ class Recorder:
                   "lr": self.cur["lr"], "batch_size": self.cur["batch_size"],
                   "input_devices": sorted(self.cur["input_devices"]),
                   "loss_device": self.cur["loss_device"], "wall_s": now - self.last_step_t,
+                  "cpu_s": cpu_now - self.last_step_cpu,
                   "skipped": skipped, "counters": self.counters(),
                   "clip_value": self.cur["clip_value"], "train_modules": self.cur["train_modules"],
                   "_tensors": self.cur["losses"] + [t for t in (self.cur["norm"], self.cur["post_norm"])
@@ -219,7 +221,7 @@ class Recorder:
                   "_syncs": self.xla.syncs() if self.xla else 0,
                   "_init": self.init if self.step == 0 and self.init else None, **closure}
         self.queue.append(record)
-        self.last_step_t = now
+        self.last_step_t, self.last_step_cpu = now, cpu_now
         self.step += 1
         self._new_step()
         if self.step % self.read_every == 0:

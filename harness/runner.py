@@ -76,6 +76,7 @@ class RunResult:
     sandbox: str = "bwrap"
     truncated: tuple[str, ...] = ()
     cpu_s: float | None = None  # user + system seconds of the run's whole process tree
+    others_share: float | None = None  # share of the machine's CPU other processes used meanwhile
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -133,4 +134,5 @@ def run_process(argv: list[str], cwd: Path, out_dir: Path, env: dict[str, str],
     res = sandbox.run(argv, cwd, env, box, Limits(timeout_s=timeout_s),
                       out_dir / f"{prefix}stdout.log", out_dir / f"{prefix}stderr.log", channel)
     return RunResult(exit_code=res.exit_code, timed_out=res.timed_out, wall_s=res.wall_s,
-                     sandbox=res.sandbox, truncated=tuple(res.truncated), cpu_s=res.cpu_s)
+                     sandbox=res.sandbox, truncated=tuple(res.truncated), cpu_s=res.cpu_s,
+                     others_share=res.others_share)

@@ -65,6 +65,7 @@ class Outcome:
     sandbox: str  # "bwrap" or "none"
     truncated: list[str] = field(default_factory=list)  # streams cut at the output limit
     cpu_s: float | None = None  # user + system seconds of the whole run (None: stopped at its limit)
+    others_share: float | None = None  # share of the machine's CPU that other processes used meanwhile
 
 
 _AVAILABLE: dict[str, bool] = {}
@@ -213,9 +214,9 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
                                         daemon=True))
     for t in threads:
         t.start()
-    timed_out, cpu_s = False, None
+    timed_out, cpu_s, others = False, None, None
     try:
-        code, cpu_s = _wait_with_usage(proc, limits.timeout_s)
+        code, cpu_s, others = _wait_with_usage(proc, limits.timeout_s)
     except subprocess.TimeoutExpired:
         timed_out = True
         code = _stop(proc, limits.term_grace_s)
@@ -227,21 +228,25 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
         if f is not None:
             f.close()
     return Outcome(exit_code=code, timed_out=timed_out, wall_s=time.monotonic() - start,
-                   sandbox=mode, truncated=cut, cpu_s=cpu_s)
+                   sandbox=mode, truncated=cut, cpu_s=cpu_s, others_share=others)
 
 
-def _wait_with_usage(proc: subprocess.Popen, timeout: float) -> tuple[int, float]:
+def _wait_with_usage(proc: subprocess.Popen, timeout: float) -> tuple[int, float, float | None]:
     """proc.wait(timeout), also returning the run's CPU seconds (user + system), sampled from /proc
     for the child and every process below it while it runs (bwrap's own rusage does not include
     the sandboxed tree; without the sandbox the child is the command itself; each process counted
     once, so no parent's children-time). Sampling every 0.25 s misses at most that much of each
-    process's last moments."""
+    process's last moments. Third: the share of the whole machine's CPU capacity that processes
+    outside the run used meanwhile (/proc/stat less the run's own), which tells a machine others
+    keep busy from a run that waits or makes its own load."""
     deadline, ticks = time.monotonic() + timeout, os.sysconf("SC_CLK_TCK")
     seen: dict[int, int] = {}
+    machine_start = _machine_cpu()
     while True:
         try:
             code = proc.wait(timeout=min(0.25, max(0.0, deadline - time.monotonic())))
-            return code, sum(seen.values()) / ticks
+            own = sum(seen.values())
+            return code, own / ticks, _others_share(machine_start, _machine_cpu(), own)
         except subprocess.TimeoutExpired:
             if time.monotonic() >= deadline:
                 raise
@@ -251,6 +256,21 @@ def _wait_with_usage(proc: subprocess.Popen, timeout: float) -> tuple[int, float
             except OSError:
                 continue
             seen[pid] = max(seen.get(pid, 0), int(fields[11]) + int(fields[12]))  # utime + stime
+
+
+def _machine_cpu() -> tuple[int, int] | None:
+    """(busy, total) clock ticks of every CPU of the machine since boot; None where unreadable."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return sum(fields) - fields[3] - fields[4], sum(fields)  # all but idle and iowait; user ... steal
+
+
+def _others_share(start: tuple[int, int] | None, end: tuple[int, int] | None, own: int) -> float | None:
+    if start is None or end is None or end[1] <= start[1]:
+        return None
+    return round(min(1.0, max(0.0, (end[0] - start[0] - own) / (end[1] - start[1]))), 3)
 
 
 def _host_env() -> dict[str, str]:

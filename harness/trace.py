@@ -100,12 +100,16 @@ class Trace:
     def final_counters(self) -> dict[str, Any] | None:
         return (self.end or {}).get("counters") or self.counters_at(len(self.steps))
 
-    def step_times(self, warmup: int) -> list[float]:
-        return [float(s["wall_s"]) for s in self.steps[warmup:] if s.get("wall_s") is not None]
+    def step_values(self, key: str, warmup: int) -> list[float]:
+        """A per-step number after `warmup` steps: `wall_s`, `cpu_s`, `machine_idle`."""
+        return [float(s[key]) for s in self.steps[warmup:] if isinstance(s.get(key), (int, float))]
+
+    def step_median(self, key: str, warmup: int) -> float | None:
+        values = self.step_values(key, warmup)
+        return statistics.median(values) if values else None
 
     def median_step_time(self, warmup: int) -> float | None:
-        times = self.step_times(warmup)
-        return statistics.median(times) if times else None
+        return self.step_median("wall_s", warmup)
 
     def autocast_in_effect(self) -> list[tuple[str, str]]:
         return sorted({(a["device_type"], a["dtype"]) for a in self.autocast if a.get("enabled")})

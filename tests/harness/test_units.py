@@ -309,6 +309,58 @@ def test_run_records_the_cpu_time_of_its_whole_process_tree(tmp_path: Path) -> N
     assert 0.6 <= res.cpu_s <= 1.8 and res.wall_s - res.cpu_s >= 0.7, res
 
 
+def test_run_records_the_share_of_the_machine_other_processes_used(tmp_path: Path) -> None:
+    """The harness measures how much of the machine's CPU processes outside the run used during it
+    (/proc/stat less the run's own tree): the run's own processes never count, a process beside it
+    does (side by side, same machine)."""
+    cores = os.cpu_count() or 1
+    spin = "import time\nt = time.monotonic()\nwhile time.monotonic() - t < {}: pass\n"
+    (tmp_path / "burn.py").write_text(
+        "import subprocess, sys\n"
+        f"procs = [subprocess.Popen([sys.executable, '-c', {spin.format(1.5)!r}]) for _ in range({cores})]\n"
+        "[p.wait() for p in procs]\n")
+    (tmp_path / "sleep.py").write_text("import time\ntime.sleep(1.5)\n")
+    (tmp_path / "own").mkdir()
+    own = run_process([sys.executable, "burn.py"], tmp_path, tmp_path / "own", clean_env(), 60)
+    (tmp_path / "beside").mkdir()
+    import subprocess
+
+    others = [subprocess.Popen([sys.executable, "-c", spin.format(3.0)]) for _ in range(cores)]
+    try:
+        beside = run_process([sys.executable, "sleep.py"], tmp_path, tmp_path / "beside", clean_env(), 60)
+    finally:
+        [p.wait() for p in others]
+    assert own.others_share is not None and beside.others_share is not None, (own, beside)
+    assert beside.others_share > 0.6 and beside.others_share > own.others_share + 0.3, (own, beside)
+
+
+PROBED_STEPS = """
+import time, torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(4):
+    loss = model(torch.ones(2, 4)).sum()
+    loss.backward()
+    t = time.monotonic()
+    if step % 2:
+        time.sleep(0.4)
+    else:
+        while time.monotonic() - t < 0.4: pass
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+def test_each_step_records_its_cpu_time_beside_its_wall_time(tmp_path: Path) -> None:
+    """A step that computes spends CPU time; one that sleeps spends only wall time."""
+    (tmp_path / "train.py").write_text(PROBED_STEPS)
+    res = run_probed(["train.py"], tmp_path, tmp_path / "out", clean_env(), 120)
+    assert res.exit_code == 0, (tmp_path / "out" / "stderr.log").read_text()
+    steps = Trace.load(tmp_path / "out" / "trace.jsonl").steps
+    assert [s["wall_s"] >= 0.39 for s in steps] == [True] * 4
+    assert steps[2]["cpu_s"] >= 0.3 and steps[1]["cpu_s"] < 0.1 and steps[3]["cpu_s"] < 0.1, steps
+
+
 def test_cpu_time_counts_the_command_itself_without_the_sandbox(tmp_path: Path) -> None:
     """Without bwrap (--unsafe-no-sandbox) the child is the command: its own CPU time counts."""
     import subprocess
@@ -317,8 +369,9 @@ def test_cpu_time_counts_the_command_itself_without_the_sandbox(tmp_path: Path) 
 
     burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass"
     proc = subprocess.Popen([sys.executable, "-c", burn])
-    code, cpu_s = _wait_with_usage(proc, 60)
+    code, cpu_s, others = _wait_with_usage(proc, 60)
     assert code == 0 and 0.6 <= cpu_s <= 1.6, cpu_s
+    assert others is not None and 0.0 <= others <= 1.0, others
 
 
 def test_untrusted_processes_run_with_passive_openmp_waits(tmp_path: Path) -> None:
