@@ -100,12 +100,9 @@ class Trace:
     def final_counters(self) -> dict[str, Any] | None:
         return (self.end or {}).get("counters") or self.counters_at(len(self.steps))
 
-    def step_values(self, key: str, warmup: int) -> list[float]:
-        """A per-step number after `warmup` steps: `wall_s`, `cpu_s`, `machine_idle`."""
-        return [float(s[key]) for s in self.steps[warmup:] if isinstance(s.get(key), (int, float))]
-
     def step_median(self, key: str, warmup: int) -> float | None:
-        values = self.step_values(key, warmup)
+        """The median of a per-step number (`wall_s`, `cpu_s`) after `warmup` steps, or None."""
+        values = [float(s[key]) for s in self.steps[warmup:] if isinstance(s.get(key), (int, float))]
         return statistics.median(values) if values else None
 
     def median_step_time(self, warmup: int) -> float | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -323,8 +324,6 @@ def test_run_records_the_share_of_the_machine_other_processes_used(tmp_path: Pat
     (tmp_path / "own").mkdir()
     own = run_process([sys.executable, "burn.py"], tmp_path, tmp_path / "own", clean_env(), 60)
     (tmp_path / "beside").mkdir()
-    import subprocess
-
     others = [subprocess.Popen([sys.executable, "-c", spin.format(3.0)]) for _ in range(cores)]
     try:
         beside = run_process([sys.executable, "sleep.py"], tmp_path, tmp_path / "beside", clean_env(), 60)
@@ -363,8 +362,6 @@ def test_each_step_records_its_cpu_time_beside_its_wall_time(tmp_path: Path) -> 
 
 def test_cpu_time_counts_the_command_itself_without_the_sandbox(tmp_path: Path) -> None:
     """Without bwrap (--unsafe-no-sandbox) the child is the command: its own CPU time counts."""
-    import subprocess
-
     from gpu2tpu.harness.sandbox import _wait_with_usage
 
     burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass"
