@@ -104,7 +104,7 @@ def provenance() -> dict[str, str]:
 
 def run_probed(command: list[str], workdir: Path, out_dir: Path, env: dict[str, str],
                timeout_s: float, hide: list[Path] | None = None, probe_dir: Path | None = None,
-               save_model: Path | None = None) -> RunResult:
+               save_model: Path | None = None, observer: sandbox.Observer | None = None) -> RunResult:
     """Run `command` inside `workdir` under the probe, sandboxed: only the workspace (`probe_dir`,
     default `workdir`'s parent) is writable; trace and logs land in `out_dir`, which the run cannot
     see. The probe is copied into the workspace, outside the project tree. With `save_model`, the
@@ -119,12 +119,13 @@ def run_probed(command: list[str], workdir: Path, out_dir: Path, env: dict[str, 
     argv = [sys.executable, str(probe), "--stamp", json.dumps(provenance()),
             *(["--save-model", str(save_model)] if save_model else []), "--", *command]
     box = confinement([probe_dir or workdir.parent], [out_dir, *(hide or [])])
-    return run_process(argv, workdir, out_dir, env, timeout_s, box=box, channel=trace)
+    return run_process(argv, workdir, out_dir, env, timeout_s, box=box, channel=trace,
+                       observer=observer)
 
 
 def run_process(argv: list[str], cwd: Path, out_dir: Path, env: dict[str, str],
                 timeout_s: float, log_name: str = "", box: Confinement | None = None,
-                channel: Path | None = None) -> RunResult:
+                channel: Path | None = None, observer: sandbox.Observer | None = None) -> RunResult:
     """Run `argv` in the sandbox (default: only `cwd` writable, the grader's paths and `out_dir`
     hidden); stdout/stderr go to `out_dir`/[log_name.]stdout.log / stderr.log, truncated."""
     prefix = f"{log_name}." if log_name else ""
@@ -132,7 +133,8 @@ def run_process(argv: list[str], cwd: Path, out_dir: Path, env: dict[str, str],
     if box is None:
         box = confinement([cwd], [out_dir])
     res = sandbox.run(argv, cwd, env, box, Limits(timeout_s=timeout_s),
-                      out_dir / f"{prefix}stdout.log", out_dir / f"{prefix}stderr.log", channel)
+                      out_dir / f"{prefix}stdout.log", out_dir / f"{prefix}stderr.log", channel,
+                      observer)
     return RunResult(exit_code=res.exit_code, timed_out=res.timed_out, wall_s=res.wall_s,
                      sandbox=res.sandbox, truncated=tuple(res.truncated), cpu_s=res.cpu_s,
                      others_share=res.others_share)

@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from gpu2tpu.errors import UserError
 
@@ -66,6 +67,17 @@ class Outcome:
     truncated: list[str] = field(default_factory=list)  # streams cut at the output limit
     cpu_s: float | None = None  # user + system seconds of the whole run (None: stopped at its limit)
     others_share: float | None = None  # share of the machine's CPU that other processes used meanwhile
+
+
+class Observer(Protocol):
+    """Watches a run from outside it (harness/kernel_view.py): told the started process's pid,
+    then the run's process tree (root first) at every sample, then that the run ended."""
+
+    def started(self, pid: int) -> None: ...
+
+    def sample(self, pids: list[int]) -> None: ...
+
+    def finished(self) -> None: ...
 
 
 _AVAILABLE: dict[str, bool] = {}
@@ -170,11 +182,13 @@ def _drain(src, dest, cap: int, name: str, cut: list[str]) -> None:
 
 
 def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement, limits: Limits,
-        stdout: Path, stderr: Path | None, channel: Path | None = None) -> Outcome:
+        stdout: Path, stderr: Path | None, channel: Path | None = None,
+        observer: Observer | None = None) -> Outcome:
     """Run `argv` confined; stdout/stderr (stderr None: merged into stdout) land in files here.
 
     With `channel`, the child inherits a pipe's write end (its number is in GPU2TPU_CHANNEL_FD)
-    and what it writes there lands in `channel`: the probe's trace, written outside the sandbox."""
+    and what it writes there lands in `channel`: the probe's trace, written outside the sandbox.
+    With `observer`, the run's process tree is shown to it at every sample (every 0.25 s)."""
     mode = require(box.unsafe)
     read_fd = write_fd = -1
     env = dict(env)
@@ -214,9 +228,11 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
                                         daemon=True))
     for t in threads:
         t.start()
+    if observer is not None:
+        observer.started(proc.pid)
     timed_out, cpu_s, others = False, None, None
     try:
-        code, cpu_s, others = _wait_with_usage(proc, limits.timeout_s)
+        code, cpu_s, others = _wait_with_usage(proc, limits.timeout_s, observer)
     except subprocess.TimeoutExpired:
         timed_out = True
         code = _stop(proc, limits.term_grace_s)
@@ -227,11 +243,14 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
     for f in (out_f, err_f, chan_f):
         if f is not None:
             f.close()
+    if observer is not None:
+        observer.finished()
     return Outcome(exit_code=code, timed_out=timed_out, wall_s=time.monotonic() - start,
                    sandbox=mode, truncated=cut, cpu_s=cpu_s, others_share=others)
 
 
-def _wait_with_usage(proc: subprocess.Popen, timeout: float) -> tuple[int, float, float | None]:
+def _wait_with_usage(proc: subprocess.Popen, timeout: float,
+                     observer: Observer | None = None) -> tuple[int, float, float | None]:
     """proc.wait(timeout), also returning the run's CPU seconds (user + system), sampled from /proc
     for the child and every process below it while it runs (bwrap's own rusage does not include
     the sandboxed tree; without the sandbox the child is the command itself; each process counted
@@ -250,7 +269,10 @@ def _wait_with_usage(proc: subprocess.Popen, timeout: float) -> tuple[int, float
         except subprocess.TimeoutExpired:
             if time.monotonic() >= deadline:
                 raise
-        for pid in [proc.pid, *_descendants(proc.pid)]:
+        tree = [proc.pid, *_descendants(proc.pid)]
+        if observer is not None:
+            observer.sample(tree)
+        for pid in tree:
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
