@@ -92,6 +92,12 @@ def runs(i: Inputs) -> CriterionResult:
             res.check(False, f"killed after the {spec.timeout_s:.0f} s time limit (absolute cap)",
                       "timeout")
         return res
+    over = proc.get("over_budget")
+    if over:  # the sandbox stopped it: the budget, not the last line of a killed process, says why
+        limit = (proc.get("budget") or {}).get(f"{over}_bytes")
+        size = f" of {limit / 2**30:.1f} GiB" if isinstance(limit, (int, float)) else ""
+        res.check(False, f"stopped by the sandbox: the run exceeded its {over} budget{size}", "crash")
+        return res
     code = cand.exit_code
     error = ((cand.trace.end or {}).get("error") or "").strip().splitlines()
     detail = f": {error[-1]}" if error else ""

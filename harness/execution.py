@@ -21,6 +21,7 @@ from gpu2tpu.harness.migrations import migration_patch, original_tree
 from gpu2tpu.harness.report import GOAL, GOLD, PROCESS, hash_file, seed_dir, write_json
 from gpu2tpu.harness.runner import (
     PROBE_FILES,
+    budget_record,
     clean_env,
     confinement,
     isolated_python,
@@ -94,7 +95,8 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
                "others_cpu_share": result.others_share,
                "sandbox": result.sandbox, "output_truncated": list(result.truncated),
                "target": target.name if target else None,
-               "seed": seed, "cwd": os.path.realpath(workdir), "reference_adapted_by": adapted}
+               "seed": seed, "cwd": os.path.realpath(workdir), "reference_adapted_by": adapted,
+               **budget_record(result)}
     write_json(out_dir / PROCESS, process)
     write_json(out_dir / GOAL, measure_goal(spec, ws, out_dir))
     return process
@@ -157,7 +159,8 @@ def reference_inputs_hash(task_dir: Path) -> str:
 # The code that produces a reference bundle: editing any of it (how evaluate.py is started, the
 # probe, the sandbox, recipes) rebuilds cached references instead of reusing stale goal values.
 _REFERENCE_CODE = (*PROBE_FILES, *(Path(__file__).with_name(n) for n in (
-    "execution.py", "runner.py", "sandbox.py", "migrations.py", "workspace.py", "targets.py")),
+    "execution.py", "runner.py", "sandbox.py", "sandbox_view.py", "budget.py", "migrations.py",
+    "workspace.py", "targets.py")),
     *(Path(__file__).parents[1] / "corpus" / n for n in ("recipe.py", "upstream.py")))
 
 

