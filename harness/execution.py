@@ -29,7 +29,8 @@ from gpu2tpu.harness.runner import (
     run_probed,
     run_process,
 )
-from gpu2tpu.harness.spec import RunSpec
+from gpu2tpu.harness.sealed import SOURCES_ONLY, is_sealed, seal, snapshot_sources
+from gpu2tpu.harness.spec import RunSpec, task_content_hash
 from gpu2tpu.harness.targets import Target, reference_env
 from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
 
@@ -87,8 +88,15 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
         env["PYTHONPATH"] = str(ws.project)
     model = ws.root / MODEL_STATE if spec.checkpoint is None else None
     workdir = ws.project / spec.workdir
-    result = run_probed(command, workdir, out_dir, env, spec.timeout_s,
-                        probe_dir=ws.root, save_model=model)
+    # evaluate.py and its task files are copied, and checked against the task's hash, before the
+    # candidate starts: nothing it could have touched is read afterwards
+    sources = snapshot_sources(spec.task_dir, spec.content_hash, task_content_hash)
+    try:
+        result = run_probed(command, workdir, out_dir, env, spec.timeout_s,
+                            probe_dir=ws.root, save_model=model)
+        goal = measure_goal(spec, ws, out_dir, sources)
+    finally:
+        shutil.rmtree(sources.parent, ignore_errors=True)
     process = {"schema_version": 1, **provenance(), "exit_code": result.exit_code,
                "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3),
                "cpu_s": round(result.cpu_s, 3) if result.cpu_s is not None else None,
@@ -98,13 +106,14 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
                "seed": seed, "cwd": os.path.realpath(workdir), "reference_adapted_by": adapted,
                **budget_record(result)}
     write_json(out_dir / PROCESS, process)
-    write_json(out_dir / GOAL, measure_goal(spec, ws, out_dir))
+    write_json(out_dir / GOAL, goal)
     return process
 
 
-def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
-    """The task's evaluate.py on the checkpoint (`isolated_python`), from a fresh copy of the
-    task's sources (no bytecode, no migrations), sandboxed with only that copy writable. Upstream
+def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path, sources: Path) -> dict:
+    """The task's evaluate.py on the checkpoint (`isolated_python`), from a fresh copy of
+    `sources` (the task's sources, taken before the run: harness/sealed.py), sandboxed with only
+    that copy writable. Upstream
     tasks also get a fresh copy of the pristine, prepared tree (`--project`)."""
     checkpoint = ws.project / spec.checkpoint if spec.checkpoint else ws.root / MODEL_STATE
     base = {"schema_version": 1, **provenance(), "metric": spec.goal.metric, "value": None}
@@ -116,14 +125,14 @@ def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix=f"gpu2tpu-goal-{spec.task_id}-"))
     try:
         task = scratch / "task"
-        shutil.copytree(spec.task_dir, task, ignore=_SOURCES_ONLY)
+        shutil.copytree(sources, task, ignore=SOURCES_ONLY)
         shutil.copyfile(checkpoint, scratch / "checkpoint")
         goal_file = scratch / "goal.raw.json"
         argv = isolated_python(task / "evaluate.py", "--checkpoint", str(scratch / "checkpoint"),
                                "--out", str(goal_file))
         if spec.upstream:  # the model and held-out data come from the pristine, prepared tree
             shutil.copytree(original_tree(spec), scratch / "project", symlinks=True,
-                            ignore=_SOURCES_ONLY)
+                            ignore=SOURCES_ONLY)
             argv += ["--project", str(scratch / "project")]
         box = confinement([scratch], [out_dir])
         res = run_process(argv, task, out_dir, clean_env(), 300, log_name="evaluate", box=box)
@@ -139,9 +148,6 @@ def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path) -> dict:
     return {**base, "value": data.get("value"), **({"error": str(why)[:300]} if why else {})}
 
 
-# evaluate.py's copy of the task: sources only (never bytecode, the migrations or checkpoints)
-_SOURCES_ONLY = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "migrations", ".git",
-                                       "checkpoints")
 MANIFEST = "manifest.json"
 
 
@@ -159,7 +165,8 @@ def reference_inputs_hash(task_dir: Path) -> str:
 # The code that produces a reference bundle: editing any of it (how evaluate.py is started, the
 # probe, the sandbox, recipes) rebuilds cached references instead of reusing stale goal values.
 _REFERENCE_CODE = (*PROBE_FILES, *(Path(__file__).with_name(n) for n in (
-    "execution.py", "runner.py", "sandbox.py", "sandbox_view.py", "budget.py", "migrations.py",
+    "execution.py", "runner.py", "sandbox.py", "sandbox_view.py", "budget.py", "sealed.py",
+    "migrations.py",
     "workspace.py", "targets.py")),
     *(Path(__file__).parents[1] / "corpus" / n for n in ("recipe.py", "upstream.py")))
 
@@ -211,10 +218,10 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
     with open(str(root) + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (root / "complete").exists():
-            if verify_manifest(root) is not None:
+            if verify_manifest(root) is not None and is_sealed(root, (root / MANIFEST).read_bytes()):
                 return key, root
-            progress(f"{spec.task_id}: cached references at {root} do not match their manifest "
-                     "(changed after they were built): rebuilding them")
+            progress(f"{spec.task_id}: cached references at {root} do not match their sealed "
+                     "manifest (changed after they were built): rebuilding them")
         shutil.rmtree(root, ignore_errors=True)
         building = root.with_name(root.name + ".building")
         shutil.rmtree(building, ignore_errors=True)
@@ -241,6 +248,7 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
                      "its evaluations are infra, and the bundle is rebuilt next time")
         write_manifest(building)
         os.replace(building, root)
+        seal(root, (root / MANIFEST).read_bytes())
     return key, root
 
 

@@ -212,7 +212,7 @@ def test_poisoned_cache_is_rebuilt_and_poisoned_run_refused(attacked: dict, tmp_
 
 
 def test_bytecode_in_a_task_changes_its_hash_and_never_reaches_evaluate(tmp_path: Path) -> None:
-    from gpu2tpu.harness.execution import _SOURCES_ONLY
+    from gpu2tpu.harness.sealed import SOURCES_ONLY
     from gpu2tpu.harness.spec import task_content_hash
 
     spec = find_task("cifar_amp")
@@ -223,5 +223,5 @@ def test_bytecode_in_a_task_changes_its_hash_and_never_reaches_evaluate(tmp_path
     (task / "__pycache__" / "evaluate.cpython-311.pyc").write_bytes(b"forged accuracy 1.0")
     assert task_content_hash(task) != before
     copy = tmp_path / "copy"
-    shutil.copytree(task, copy, ignore=_SOURCES_ONLY)
+    shutil.copytree(task, copy, ignore=SOURCES_ONLY)
     assert not (copy / "__pycache__").exists() and not (copy / "migrations").exists()
