@@ -36,7 +36,7 @@ def main() -> None:
     model = dlrm_mod.DLRM_Net(16, LN_EMB, LN_BOT, LN_TOP, arch_interaction_op="dot",
                               arch_interaction_itself=False, sigmoid_bot=-1,
                               sigmoid_top=LN_TOP.size - 2, ndevices=-1, loss_function="bce")
-    state = torch.load(args.checkpoint, map_location="cpu")
+    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
     state = {k.removeprefix("module."): v for k, v in state.items()}
     model.load_state_dict(state)
     model.eval()

@@ -27,7 +27,7 @@ def main() -> None:
 
     adj, features, labels, _, _, idx_test = load_data(
         path=os.path.join(args.project, "data", "cora") + os.sep)
-    state = torch.load(args.checkpoint, map_location="cpu")
+    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
     state = {k.removeprefix("module."): v for k, v in state.items()}
     nhid = state["gc1.weight"].shape[1]
     model = GCN(nfeat=features.shape[1], nhid=nhid, nclass=int(labels.max()) + 1, dropout=0.5)
