@@ -93,7 +93,20 @@ def _usd(text: str | None, flag: str) -> Decimal | None:
     return value
 
 
+AGENT_EXTRA = ('the agent needs the `agent` extra (the anthropic package): pip install -e ".[agent]" '
+               'in a checkout, or pip install "gpu2tpu[agent]"')
+
+
+def require_agent_extra() -> None:
+    """One line instead of a ModuleNotFoundError traceback when the extra is not installed."""
+    try:
+        import anthropic  # noqa: F401
+    except ImportError as exc:
+        raise UserError(AGENT_EXTRA) from exc
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    require_agent_extra()
     from gpu2tpu.agent import commands
     from gpu2tpu.agent.human import parse_human
     from gpu2tpu.agent.loop import AgentConfig
