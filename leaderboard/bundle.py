@@ -2,30 +2,36 @@
 
 `pack` (gpu2tpu submit --predictions) writes one .tar.gz: bundle.json (metadata entries, versions,
 sha256 of every member), predictions.jsonl, migrated trees under trees/ and trajectories under
-trajectories/. `verify` (gpu2tpu leaderboard verify) unpacks it safely, runs `gpu2tpu evaluate` on
-the maintainers' machine and stores the result as `verified`: nothing the submitter graded, hashed
-or measured is used, only what they predicted.
+trajectories/. `verify` (gpu2tpu leaderboard verify) unpacks it safely (caps on members and bytes, no links,
+absolute or escaping names), checks every name (agent, model, organisation) before anything runs,
+runs `gpu2tpu evaluate` on the maintainers' machine and stores the result as `verified`: nothing the
+submitter graded, hashed or measured is used, only what they predicted.
 """
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import shutil
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
 from gpu2tpu.harness.report import hash_file
 from gpu2tpu.leaderboard.runfiles import SubmissionRefused, load_entries
+from gpu2tpu.leaderboard.safetext import UnsafeName, check_name
 
 BUNDLE_FORMAT = 1
 MANIFEST = "bundle.json"
 PREDICTIONS = "predictions.jsonl"
-MAX_MEMBER_BYTES = 256 << 20
+MAX_MEMBER_BYTES = 256 << 20  # one file
+MAX_TOTAL_BYTES = 4 << 30  # everything, uncompressed
+MAX_MEMBERS = 50_000  # files and directories
 
 
 def pack(predictions: Path, metadata: Path, out: Path) -> dict[str, Any]:
@@ -47,9 +53,11 @@ def pack(predictions: Path, metadata: Path, out: Path) -> dict[str, Any]:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise SubmissionRefused(f"{predictions.name} line {n} is not JSON: {exc}") from exc
-        if raw.get("agent") not in agents:
-            raise SubmissionRefused(f"{predictions.name} line {n}: agent {raw.get('agent')!r} has "
+        if not isinstance(raw, dict) or raw.get("agent") not in agents:
+            agent = raw.get("agent") if isinstance(raw, dict) else None
+            raise SubmissionRefused(f"{predictions.name} line {n}: agent {agent!r} has "
                                     f"no entry in {metadata.name} (entries: {sorted(agents)})")
+        _check_model(raw, f"{predictions.name} line {n}")
         for key, folder in (("migrated_dir", "trees"), ("trajectory", "trajectories")):
             if isinstance(raw.get(key), str):
                 src = Path(raw[key]).expanduser()
@@ -91,24 +99,18 @@ def unpack(bundle: Path, dest: Path) -> dict[str, Any]:
     bundle = Path(bundle).expanduser()
     if not bundle.is_file():
         raise SubmissionRefused(f"bundle {bundle} does not exist")
-    try:
-        tar = tarfile.open(bundle, "r:gz")
-    except (tarfile.TarError, OSError) as exc:
-        raise SubmissionRefused(f"{bundle.name} is not a gpu2tpu bundle (.tar.gz): {exc}") from exc
-    with tar:
-        members = tar.getmembers()
-        for m in members:
-            parts = Path(m.name).parts
-            if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()):
-                raise SubmissionRefused(f"{bundle.name}: member {m.name!r} is a link, special "
-                                        "file or escapes the bundle")
-            if m.size > MAX_MEMBER_BYTES:
-                raise SubmissionRefused(f"{bundle.name}: member {m.name} is over {MAX_MEMBER_BYTES} bytes")
+    _scan(bundle)  # every header checked, before a byte is written
+    with tarfile.open(bundle, "r:gz") as tar:
         tar.extractall(dest, filter="data")
     manifest_path = dest / MANIFEST
     if not manifest_path.is_file():
         raise SubmissionRefused(f"{bundle.name} has no {MANIFEST}; pack it with gpu2tpu submit --predictions")
-    manifest = json.loads(manifest_path.read_text())
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SubmissionRefused(f"{bundle.name}: {MANIFEST} is not JSON: {exc}") from exc
+    if not isinstance(manifest, dict):
+        raise SubmissionRefused(f"{bundle.name}: {MANIFEST} is not a JSON object")
     if manifest.get("bundle_format") != BUNDLE_FORMAT:
         raise SubmissionRefused(f"{bundle.name}: bundle_format {manifest.get('bundle_format')!r}, "
                                 f"this gpu2tpu reads {BUNDLE_FORMAT}")
@@ -123,6 +125,93 @@ def unpack(bundle: Path, dest: Path) -> dict[str, Any]:
     return manifest
 
 
+def _scan(bundle: Path) -> None:
+    """One streaming pass over the headers that stops at the first member past a cap; it reads at
+    most MAX_TOTAL_BYTES (plus headers) of decompressed data, so a gzip bomb stops early."""
+    name, count, total = bundle.name, 0, 0
+    try:
+        with gzip.open(bundle) as raw, tarfile.open(
+            fileobj=cast(Any, _Capped(raw, _stream_cap(), name)), mode="r|"
+        ) as tar:
+            for m in tar:
+                count += 1
+                total += m.size
+                if count > MAX_MEMBERS:
+                    raise SubmissionRefused(f"{name} holds more than {MAX_MEMBERS} members; "
+                                            "bundle fewer files (e.g. patches, not whole trees)")
+                if not m.name.isprintable():
+                    raise SubmissionRefused(f"{name}: member {m.name!r} has a control character "
+                                            "in its name")
+                if m.name.startswith("/") or ".." in Path(m.name).parts:
+                    raise SubmissionRefused(f"{name}: member {m.name!r} is absolute or escapes "
+                                            "the bundle with '..'")
+                if m.type not in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE):
+                    raise SubmissionRefused(f"{name}: member {m.name!r} is a link or special "
+                                            "file; a bundle holds only files and directories")
+                if m.size > MAX_MEMBER_BYTES:
+                    raise SubmissionRefused(f"{name}: member {m.name} is over {MAX_MEMBER_BYTES} "
+                                            "bytes")
+                if total > MAX_TOTAL_BYTES:
+                    raise SubmissionRefused(f"{name} unpacks to more than {MAX_TOTAL_BYTES} bytes; "
+                                            "bundle less (no data sets or checkpoints)")
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        raise SubmissionRefused(f"{name} is not a gpu2tpu bundle (.tar.gz): {exc}") from exc
+
+
+def _stream_cap() -> int:
+    """Decompressed bytes a bundle within the caps can take: its data, one header block and padding
+    per member, and read-ahead; long names and pax records count against it."""
+    return MAX_TOTAL_BYTES + MAX_MEMBERS * 1024 + (64 << 10)
+
+
+class _Capped:
+    """A read-only stream that refuses to go past `cap` bytes."""
+
+    def __init__(self, raw: Any, cap: int, name: str) -> None:
+        self.raw, self.left, self.name = raw, cap, name
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(self.left + 1 if size < 0 else min(size, self.left + 1))
+        self.left -= len(data)
+        if self.left < 0:
+            raise SubmissionRefused(f"{self.name} unpacks to more than {MAX_TOTAL_BYTES} bytes")
+        return data
+
+
+def _check_model(raw: dict[str, Any], where: str) -> None:
+    """A prediction's `model` is free text the page would show: the same rule as the metadata's."""
+    if raw.get("model") is not None:
+        try:
+            check_name("model", raw["model"])
+        except UnsafeName as exc:
+            raise SubmissionRefused(f"{where}: {exc}") from exc
+
+
+def _check_names(work: Path, manifest: dict[str, Any], bundle: Path) -> Path:
+    """Metadata entries and every prediction's agent and model, before anything runs; returns the
+    metadata file written for `submit`."""
+    entries = manifest.get("metadata")
+    if not isinstance(entries, list) or not entries:
+        raise SubmissionRefused(f"{bundle.name}: {MANIFEST} holds no metadata entries")
+    meta = work.parent / "metadata.yaml"
+    meta.write_text(yaml.safe_dump({"agents": entries}))
+    try:
+        agents = {str(e["agent"]) for e in load_entries(meta)}  # refuses unsafe names
+    except SubmissionRefused as exc:
+        raise SubmissionRefused(f"{bundle.name}: {exc}") from exc
+    for n, text in enumerate((work / PREDICTIONS).read_text().splitlines(), 1):
+        try:
+            raw = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise SubmissionRefused(f"{bundle.name}: {PREDICTIONS} line {n} is not JSON: {exc}") from exc
+        if raw and (not isinstance(raw, dict) or raw.get("agent") not in agents):
+            raise SubmissionRefused(f"{bundle.name}: {PREDICTIONS} line {n} names an agent "
+                                    f"without a metadata entry (entries: {sorted(agents)})")
+        if raw:
+            _check_model(raw, f"{bundle.name}: {PREDICTIONS} line {n}")
+    return meta
+
+
 def verify(bundle: Path, db: Path, runs_root: Path | None = None, workers: int = 1) -> Any:
     """Re-execute a bundle's predictions here and store the outcome as verified."""
     from gpu2tpu.harness.evaluate import evaluate_predictions
@@ -130,12 +219,7 @@ def verify(bundle: Path, db: Path, runs_root: Path | None = None, workers: int =
 
     with tempfile.TemporaryDirectory(prefix="gpu2tpu-verify-") as tmp:
         work = Path(tmp) / "bundle"
-        manifest = unpack(bundle, work)
-        entries = manifest.get("metadata")
-        if not isinstance(entries, list) or not entries:
-            raise SubmissionRefused(f"{Path(bundle).name}: {MANIFEST} holds no metadata entries")
-        meta = Path(tmp) / "metadata.yaml"
-        meta.write_text(yaml.safe_dump({"agents": entries}))
+        meta = _check_names(work, unpack(bundle, work), Path(bundle))
         run_id = "verify-" + hash_file(Path(bundle).expanduser())[:16]
         root = Path(runs_root).expanduser() if runs_root else Path(tmp) / "runs"
         summary = evaluate_predictions(work / PREDICTIONS, run_id, root, workers=workers)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu2tpu.leaderboard.paths import DB_ENV, default_db_path
-from gpu2tpu.leaderboard.queries import FORMATS, TRUSTS, VIEWS, render, run_sql, run_view
+from gpu2tpu.leaderboard.queries import FORMATS, TRUSTS, VIEWS, hidden_note, render, run_sql, run_view
 
 if TYPE_CHECKING:
     import duckdb
@@ -45,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--metadata",
         type=Path,
         required=True,
-        help="YAML file: agent, model, organisation (required); date, url, description, ...; "
+        help="YAML file: agent, model, organisation (required; plain names of ASCII letters, digits "
+        "and a few of ._-+/:@() and space, at most 100 characters); date, url, description, ...; "
         "or `agents:`, a list of such entries, for several agents in one submission",
     )
     _db_option(p)
@@ -254,11 +255,15 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def _cmd_view(args: argparse.Namespace) -> int:
     con = _reader(args)
+    filters = {"agent": args.agent, "task": args.task, "trust": args.trust}
     try:
-        result = run_view(con, args.view, agent=args.agent, task=args.task, trust=args.trust)
+        result = run_view(con, args.view, **filters)
+        note = hidden_note(con, args.view, **filters)
     finally:
         con.close()
     sys.stdout.write(render(result, args.format))
+    if note:  # on stderr: csv and json output stay machine-readable
+        print(f"gpu2tpu: {note}", file=sys.stderr)
     return 0
 
 

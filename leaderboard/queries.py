@@ -75,6 +75,26 @@ def run_view(con: duckdb.DuckDBPyConnection, name: str, **filters: Any) -> Resul
     return run_sql(con, sql, params)
 
 
+def hidden_note(con: duckdb.DuckDBPyConnection, name: str, **filters: Any) -> str | None:
+    """One line saying how many results the view's trust filter left out, or None."""
+    params = view_filters(name, filters)  # only the filters this view declares
+    trust = params.get("trust")
+    if trust is None:
+        return None
+    hidden = con.execute(
+        "SELECT trust, count(*) FROM evaluations WHERE trust <> $trust "
+        "AND (CAST($agent AS VARCHAR) IS NULL OR agent = CAST($agent AS VARCHAR)) "
+        "AND (CAST($task AS VARCHAR) IS NULL OR task_id = CAST($task AS VARCHAR)) GROUP BY 1 ORDER BY 1",
+        {"trust": trust, "agent": params.get("agent"), "task": params.get("task")},
+    ).fetchall()
+    if not hidden:
+        return None
+    counts = ", ".join(f"{n} {kind}" for kind, n in hidden)
+    kinds = " or ".join(kind for kind, _ in hidden)
+    return (f"{counts} result{'s' if sum(n for _, n in hidden) > 1 else ''} not counted here "
+            f"(showing {trust} only); pass --trust all or --trust {kinds} to include them")
+
+
 def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> Result:
     cur = con.execute(sql, params or {})
     columns = [d[0] for d in (cur.description or [])]

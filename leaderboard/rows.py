@@ -1,4 +1,8 @@
-"""Rows for the store, built from a checked report plus its *regraded* verdict, as Arrow tables."""
+"""Rows for the store, built from a checked report plus its *regraded* verdict, as Arrow tables.
+
+Text the graded code or the submitter controls (evidence lines quote crash messages; report.json's
+category and runtime) is stored only through safetext.public_text: no control characters, no
+absolute host paths, capped."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from gpu2tpu.harness.criteria import CRITERION_NAMES
+from gpu2tpu.leaderboard.safetext import public_json, public_text
 
 if TYPE_CHECKING:
     from gpu2tpu.leaderboard.prices import Price
@@ -197,7 +202,7 @@ def evaluation_row(
         "category": verdict.get("category"),
         "categories": list(verdict.get("categories") or []),
         "reported_migrated": reported.get("migrated"),
-        "reported_category": reported.get("category"),
+        "reported_category": _public(reported.get("category")),
         "verdict_changed": bool(diff),
         "verdict_diff": diff,
         "claimed_success": pred.get("claimed_success"),
@@ -222,9 +227,9 @@ def evaluation_row(
         "reference_step_time_s": _float(execution.get("reference_step_time_s")),
         "compile_count": execution.get("compile_count"),
         "reference_id": (d.get("reference") or {}).get("id"),
-        "goal_metric": goal.get("metric"),
+        "goal_metric": _public(goal.get("metric")),
         "goal_value": _float(goal.get("value")),
-        "runtime": json.dumps(d.get("runtime"), sort_keys=True),
+        "runtime": json.dumps(public_json(d.get("runtime")), sort_keys=True),
         "trust": trust,
     }
     for name in CRITERIA:
@@ -246,11 +251,15 @@ def evidence_rows(eval_id: str, verdict: dict[str, Any]) -> list[dict[str, Any]]
                     "seq": seq,
                     "passed": bool(criterion.get("passed")),
                     "ok": line.get("ok"),
-                    "text": str(line.get("text", "")),
+                    "text": public_text(line.get("text", "")),
                     "category": line.get("category"),
                 }
             )
     return rows
+
+
+def _public(value: Any) -> str | None:
+    return None if value is None else public_text(value, 100)
 
 
 def _float(value: Any) -> float | None:

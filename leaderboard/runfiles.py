@@ -16,9 +16,10 @@ import yaml
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness.report import EVALUATION_FILES, GOAL, PATCH, Report, ReportError, RunLayout
 from gpu2tpu.harness.sandbox import require_sandboxed
+from gpu2tpu.leaderboard.safetext import IDENTITY_FIELDS, UnsafeName, check_name
 
 FORMAT_VERSION = 1  # docs/formats.md schema_version this reader understands
-REQUIRED_METADATA = ("agent", "model", "organisation")
+REQUIRED_METADATA = IDENTITY_FIELDS  # agent, model, organisation: plain names (safetext.py)
 REQUIRED_REPORT_KEYS = (
     "schema_version",
     "harness_version",
@@ -88,6 +89,11 @@ def _checked_entry(data: dict[str, Any], path: Path) -> dict[str, Any]:
             f"metadata file {path} lacks required field(s): {', '.join(missing)} "
             f"(required: {', '.join(REQUIRED_METADATA)})"
         )
+    try:
+        for key in REQUIRED_METADATA:
+            check_name(key, data[key])
+    except UnsafeName as exc:
+        raise SubmissionRefused(f"metadata file {path}: {exc}") from exc
     # Dates and other YAML scalars become JSON-safe strings.
     return json.loads(json.dumps(data, default=str))
 
@@ -128,6 +134,11 @@ def check_report(
     missing = [k for k in REQUIRED_REPORT_KEYS if k not in data]
     if missing:
         raise SubmissionRefused(f"{path} lacks {', '.join(missing)}; not a gpu2tpu report")
+    try:  # names the page shows and paths are built from
+        for key in ("agent", "task_id", "run_id", *(["model"] if data.get("model") else [])):
+            check_name(key, data[key])
+    except UnsafeName as exc:
+        raise SubmissionRefused(f"{path}: {exc}") from exc
     if data["schema_version"] != FORMAT_VERSION:
         raise SubmissionRefused(
             f"{path} has schema_version {data['schema_version']}; this leaderboard reads "

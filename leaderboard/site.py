@@ -4,12 +4,17 @@
 script and styles inline (data/site.js, data/site.css); the evidence behind every evaluation is in
 `details/a<N>.js`, one file per agent, loaded when a reader opens that agent (a <script> tag, so
 it works from file:// as well as from a Hugging Face static Space). No local path is written.
+
+Every value goes into the page through safetext: JSON with `<`, `>`, `&`, U+2028/9 escaped
+(json_for_html), the graded code's text (evidence lines, crash messages) through public_text, and
+the copied report, trace and trajectory with every string cleaned the same way.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -19,6 +24,7 @@ import duckdb
 
 from gpu2tpu.harness.criteria import CATEGORIES, CRITERIA
 from gpu2tpu.leaderboard.queries import VIEWS, render, run_view
+from gpu2tpu.leaderboard.safetext import FILE_TEXT_LIMIT, json_for_html, public_json, public_text
 
 ASSETS = Path(__file__).parent / "data"
 _PALETTE = ("#b71c1c", "#e65100", "#fbc02d", "#6a1b9a", "#00acc1", "#ec407a", "#3949ab", "#7cb342",
@@ -38,14 +44,15 @@ def build_site(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path | N
     index = {(a["agent"], a["model"], a["trust"]): a["i"] for a in data["agents"]}
     for key, evals in _evaluations(con, to_dir, runs_root).items():
         if key in index:
-            payload = json.dumps(evals, separators=(",", ":"))
+            payload = json_for_html(evals)
             (details / f"a{index[key]}.js").write_text(f"LB_DETAIL({index[key]},{payload});\n")
     for view in VIEWS:
         (to_dir / f"{view}.md").write_text(render(run_view(con, view), "markdown"))
-    template = (ASSETS / "site.html").read_text()
-    blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    page = (template.replace("/*CSS*/", (ASSETS / "site.css").read_text())
-            .replace("/*DATA*/", blob).replace("/*JS*/", (ASSETS / "site.js").read_text()))
+    parts = {"CSS": (ASSETS / "site.css").read_text(), "DATA": json_for_html(data),
+             "JS": (ASSETS / "site.js").read_text()}
+    # one pass over the template: text inside the data is never taken for a placeholder
+    page = re.sub(r"/\*(CSS|DATA|JS)\*/", lambda m: parts[m.group(1)],
+                  (ASSETS / "site.html").read_text())
     path = to_dir / "index.html"
     path.write_text(page)
     (to_dir / "README.md").write_text(  # a Hugging Face static Space serves the folder as is
@@ -71,8 +78,9 @@ def page_data(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "SELECT agent, model, trust, category, count(*) FROM evaluations WHERE NOT migrated "
         "GROUP BY ALL"
     ).fetchall():
-        if (agent, model, trust) in index:
-            failures[index[(agent, model, trust)]][category or "failed"] = n
+        key = (_name(agent), _name(model), trust)  # the names as the page shows them
+        if key in index:
+            failures[index[key]][category or "failed"] = n
     tasks, grid = _grid(con, index)
     categories = [c for c in CATEGORIES if any(c in f for f in failures.values())]
     return {
@@ -98,7 +106,7 @@ def _grid(con: duckdb.DuckDBPyConnection, index: dict[tuple, int]) -> tuple[list
         "SELECT agent, model, trust, task_id, count(*), count(*) FILTER (WHERE migrated), "
         "list(category) FILTER (WHERE NOT migrated) FROM evaluations GROUP BY ALL"
     ).fetchall():
-        i = index.get((agent, model, trust))
+        i = index.get((_name(agent), _name(model), trust))
         if i is None:
             continue
         if ok == n:
@@ -109,7 +117,7 @@ def _grid(con: duckdb.DuckDBPyConnection, index: dict[tuple, int]) -> tuple[list
             key = Counter(c for c in cats if c).most_common(1)[0][0] if any(cats) else "crash"
         row = cells.setdefault(i, ["0"] * len(tasks))
         row[column[task]] = chr(48 + GRID_KEYS.index(key if key in GRID_KEYS else "crash"))
-    return tasks, {i: "".join(r) for i, r in cells.items()}
+    return [_name(t) for t in tasks], {i: "".join(r) for i, r in cells.items()}
 
 
 def _meta(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
@@ -144,7 +152,7 @@ def _evaluations(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path |
         "SELECT evaluation_id, criterion, ok, text FROM evidence ORDER BY evaluation_id, "
         "criterion, seq"
     ).fetchall():
-        evidence[eid].append([crit_index.get(crit, -1), ok, text])
+        evidence[eid].append([crit_index.get(crit, -1), ok, public_text(text or "")])
     cols = ["evaluation_id", "agent", "model", "trust", "task_id", "attempt", "migrated", "category",
             "silent", "claimed_success", "reported_migrated", "verdict_changed", "agent_cost_usd",
             "execution_cost_usd", "chip_seconds", "price_version", "step_time_s",
@@ -157,15 +165,16 @@ def _evaluations(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path |
     ).fetchall():
         e = dict(zip(cols, r, strict=True))
         eid = e["evaluation_id"]
-        out[(e["agent"], e["model"], e["trust"])].append({
-            "id": eid[:16], "task": e["task_id"], "attempt": e["attempt"], "trust": e["trust"],
-            "migrated": e["migrated"], "category": e["category"], "silent": e["silent"],
+        out[(_name(e["agent"]), _name(e["model"]), e["trust"])].append({
+            "id": eid[:16], "task": _name(e["task_id"]), "attempt": e["attempt"],
+            "trust": e["trust"], "migrated": e["migrated"], "category": _name(e["category"]),
+            "silent": e["silent"],
             "claimed": e["claimed_success"], "reported_migrated": e["reported_migrated"],
             "verdict_changed": e["verdict_changed"], "agent_usd": e["agent_cost_usd"],
             "exec_usd": e["execution_cost_usd"], "chip_s": e["chip_seconds"],
             "price_version": e["price_version"], "step_s": e["step_time_s"],
             "ref_step_s": e["reference_step_time_s"], "compiles": e["compile_count"],
-            "goal_metric": e["goal_metric"], "goal": e["goal_value"],
+            "goal_metric": _name(e["goal_metric"]), "goal": e["goal_value"],
             "references": e["reference_status"],
             "crit": [bool(e[c.name]) for c in CRITERIA], "ev": evidence.get(eid, []),
             "links": _copy_files(e, to_dir, runs_root),
@@ -174,25 +183,46 @@ def _evaluations(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path |
 
 
 def _copy_files(e: dict[str, Any], to_dir: Path, runs_root: Path | None) -> dict[str, str]:
-    """Copy the evaluation's report, trace and trajectory next to the page; relative links."""
+    """Copy the evaluation's report, trace and trajectory next to the page, every string cleaned
+    by public_text (no host paths, no control characters); relative links."""
     if runs_root is None or not e["report_path"]:
         return {}
-    report = Path(runs_root).expanduser() / e["run_id"] / e["report_path"]
-    if not report.is_file():
+    root = Path(runs_root).expanduser().resolve()
+    report = (root / e["run_id"] / e["report_path"]).resolve()
+    if root not in report.parents or not report.is_file():  # ids from the store name no path
         return {}
     dest_rel = f"files/{e['evaluation_id'][:16]}"
     links: dict[str, str] = {}
     names = {"report": report.name, "trace": "trace.jsonl", "trajectory": "trajectory.json"}
     for label, name in names.items():
-        src = report.parent / name
-        if src.is_file():
+        text = _public_file(report.parent / name)
+        if text is not None:
             (to_dir / dest_rel).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, to_dir / dest_rel / name)
+            (to_dir / dest_rel / name).write_text(text)
             links[label] = f"{dest_rel}/{name}"
     return links
 
 
+def _public_file(src: Path) -> str | None:
+    """A JSON or JSON-lines file with every string through public_text; None if unreadable."""
+    if not src.is_file() or src.is_symlink():
+        return None
+    try:
+        if src.suffix == ".jsonl":
+            lines = [json.loads(x) for x in src.read_text().splitlines() if x.strip()]
+            return "".join(json.dumps(public_json(x, FILE_TEXT_LIMIT, True)) + "\n" for x in lines)
+        return json.dumps(public_json(json.loads(src.read_text()), FILE_TEXT_LIMIT, True), indent=1)
+    except (OSError, ValueError):
+        return None
+
+
+def _name(value: Any) -> Any:
+    return public_text(value, 100) if isinstance(value, str) else value
+
+
 def _plain(value: Any) -> Any:
+    if isinstance(value, str):
+        return _name(value)
     if isinstance(value, float) and value != value:  # NaN
         return None
     if hasattr(value, "item"):

@@ -74,6 +74,11 @@
     const table = $("#ranking");
     table.replaceChildren(el("thead", {}, head), body);
     $("#count").textContent = body.children.length + " of " + D.agents.length + " entries";
+    // say what the Results choice hides (the README demo's store holds only self-reported runs)
+    const hidden = state.trust === "all" ? [] : D.agents.filter((a) => a.trust !== state.trust);
+    const kinds = [...new Set(hidden.map((a) => a.trust))].join(" and ");
+    $("#hidden").textContent = hidden.length ? `${hidden.length} ${kinds} ${hidden.length === 1 ? "entry" : "entries"} ` +
+      `hidden: choose Results "all" (or "${kinds}") to see ${hidden.length === 1 ? "it" : "them"}` : "";
   }
 
   // ---- plots (inline SVG and canvas; no libraries) ----
@@ -262,7 +267,8 @@
     const b = el("tbody");
     for (const p of m.prices) {
       const src = el("td");
-      src.append(p.source_url ? el("a", { href: p.source_url, text: p.source_url }) : "–");
+      const url = /^https?:\/\//.test(p.source_url || "") ? p.source_url : null;  // no javascript: links
+      src.append(url ? el("a", { href: url, text: url }) : p.source_url || "–");
       b.append(el("tr", {}, el("td", { text: p.price_version }), el("td", { text: p.accelerator }),
         el("td", { class: "num", text: p.usd_per_chip_hour }), src, el("td", { text: p.retrieved_on })));
     }
