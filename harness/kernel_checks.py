@@ -1,0 +1,157 @@
+"""The supervisor's evidence lines: what the kernel saw of a run (kernel.json, written from outside
+the graded process by harness/kernel_view.py) against what the run's own records claim.
+
+Where the CPU time went decides, measured against the gold migration's own kernel view on the
+same task and hardware, with the task's time budget as the tolerance (the same factor the
+performance criterion allows a migration's time):
+- XLA execution: CPU time in XLA's runtime and JIT code on the threads that execute XLA programs
+  (no thread that runs the interpreter: those trace). A migration runs the same computation, so
+  it needs at least the gold's divided by the budget.
+- host tensor compute: CPU time in PyTorch's eager kernels (libtorch, OpenMP, oneDNN/MKL) and in
+  JIT code run by the interpreter's threads or by threads that run PyTorch's kernels (oneDNN's
+  JIT). The same training on the host spends it; on the target it is dispatch overhead. At most
+  the budget times the gold's.
+In-process records that claim the target beside a kernel view that saw host-only work are
+`tampered`; an honest run on the host fails here as `wrong_device` too (both sources agree).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpu2tpu.harness.criteria import CriterionResult
+    from gpu2tpu.harness.targets import Target
+
+SUPERVISOR, IN_PROCESS = "supervisor", "in-process"
+PYTHON_SHARE = 0.05  # a thread with at least this share of its samples in the interpreter runs Python
+# Fewer samples than this are noise (Poisson: +-14%); no CPU-time limit is set below them
+NOISE_SAMPLES = 50
+# The harness's resolution in CPU seconds: two observations (0.25 s each) of one thread. CPU time
+# before a run's first observation is never sampled, and no CPU-time limit is set below this.
+RESOLUTION_S = 0.5
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Where a run's CPU time went, in seconds, from its kernel.json."""
+
+    cpu_s: float  # the whole process tree, from /proc
+    sampled_s: float
+    xla_exec_s: float  # XLA's runtime and JIT code on the threads that execute its programs
+    xla_trace_s: float  # XLA's runtime on the interpreter's threads (tracing)
+    host_compute_s: float  # PyTorch's host kernels anywhere, and host JIT code
+    host_exec_s: float  # of which: host JIT code, and everything PyTorch's worker threads ran
+    runtime_libraries: tuple[str, ...]
+    period_s: float  # sampling period (0: no samples)
+
+    @property
+    def sampled(self) -> bool:
+        return self.period_s > 0
+
+    @property
+    def unsampled_s(self) -> float:
+        """CPU time no sample saw (threads or processes that lived between two observations)."""
+        return max(0.0, self.cpu_s - self.sampled_s)
+
+
+def profile(kernel: dict[str, Any]) -> Profile:
+    """Each thread's samples by the code they landed in (kernel_view.KINDS), the thread classed by
+    what it runs: the interpreter (traces, dispatches, or computes on the host), XLA's runtime
+    (executes programs), or PyTorch's eager kernels (OpenMP workers)."""
+    samples = kernel.get("cpu_samples") or {}
+    period = float(samples.get("period_s") or 0.0) if samples.get("method") else 0.0
+    xla_exec = xla_trace = host = host_exec = 0
+    for thread in kernel.get("threads") or []:
+        s = {k: int(v) for k, v in (thread.get("samples") or {}).items()}
+        n = sum(s.values())
+        runtime, jit, kernels = s.get("xla_runtime", 0), s.get("jit", 0), s.get("host_kernels", 0)
+        if not n:
+            continue
+        if s.get("python", 0) >= PYTHON_SHARE * n:  # the interpreter's: its JIT code is oneDNN's
+            xla_trace += runtime
+            host += kernels + jit
+            host_exec += jit
+        elif runtime > kernels:  # XLA's runtime thread: its JIT code is XLA's compiled programs
+            xla_exec += runtime + jit
+            host += kernels
+        else:  # PyTorch's eager worker (OpenMP): all it runs is host tensor compute
+            xla_exec += runtime
+            host += kernels + jit
+            host_exec += kernels + jit
+    libs = sorted({lib for p in kernel.get("processes") or [] for lib in p.get("runtime_libraries") or []})
+    return Profile(cpu_s=float(kernel.get("cpu_s") or 0.0),
+                   sampled_s=float(samples.get("total") or 0) * period,
+                   xla_exec_s=xla_exec * period, xla_trace_s=xla_trace * period,
+                   host_compute_s=host * period, host_exec_s=host_exec * period,
+                   runtime_libraries=tuple(libs), period_s=period)
+
+
+def check_kernel(res: CriterionResult, target: Target, budget: float, cand: dict[str, Any] | None,
+                 gold: dict[str, Any] | None, ref: dict[str, Any] | None, claims: bool) -> None:
+    """The hardware criterion's supervisor lines. `claims`: the run's own records say it used the
+    target; a kernel view that contradicts them makes the line `tampered`, one that agrees with
+    an honest host run `wrong_device`."""
+    bad = "tampered" if claims else "wrong_device"
+    said = "; the run's own records claim the target" if claims else ""
+    if cand is None:
+        res.check(gold is None, "no kernel view of this run" + (
+            " or of its gold (recorded before the harness kept one): supervisor evidence absent"
+            if gold is None else " although the gold's was recorded: the evaluation is incomplete"),
+            "infra", source=SUPERVISOR)
+        return
+    c = profile(cand)
+    g = profile(gold) if gold is not None else None
+    if g is not None and g.runtime_libraries:
+        res.check(bool(c.runtime_libraries), "XLA / TPU runtime mapped by the run: "
+                  f"{', '.join(c.runtime_libraries) or 'none'} (gold: {', '.join(g.runtime_libraries)})"
+                  + ("" if c.runtime_libraries else said), bad, source=SUPERVISOR)
+    _check_chip(res, cand, gold, bad, said)
+    if g is None or not (c.sampled and g.sampled):
+        why = "the gold has no kernel view" if g is None else \
+            (cand.get("cpu_samples") or {}).get("error") or "CPU samples were not taken"
+        res.check(True, f"where the CPU time went is not compared: {why}", bad, source=SUPERVISOR)
+        return
+    need = g.xla_exec_s / budget
+    executed = c.xla_exec_s >= need
+    res.check(executed, f"CPU time executing XLA programs (XLA's runtime threads) "
+              f"{c.xla_exec_s:.2f} s, gold {g.xla_exec_s:.2f} s (at least 1/{budget:g} of it)"
+              + ("" if executed else said), bad, ("kernel_xla_exec", c.xla_exec_s, need),
+              source=SUPERVISOR)
+    # beside real XLA execution, host compute over the gold's is work left on the host (the
+    # records may be honest); without any, the records' claim is what the kernel contradicts
+    if executed:
+        bad, said = "wrong_device", ""
+    floor = NOISE_SAMPLES * g.period_s
+    limit = budget * max(g.host_exec_s, floor)
+    res.check(c.host_exec_s <= limit, f"host eager execution (host JIT code, PyTorch's worker "
+              f"threads) {c.host_exec_s:.2f} s, gold {g.host_exec_s:.2f} s (limit {limit:.2f} s)"
+              + ("" if c.host_exec_s <= limit else said), bad,
+              ("kernel_host_exec", c.host_exec_s, limit), source=SUPERVISOR)
+    r = profile(ref) if ref is not None else None
+    base = max(g.host_compute_s, floor)
+    limit = budget * base
+    if r is not None and r.sampled:  # fails only nearer the host-only reference than the gold
+        limit = max(limit, math.sqrt(base * r.host_compute_s))
+    res.check(c.host_compute_s <= limit, f"host tensor compute (PyTorch's host kernels, host JIT "
+              f"code) {c.host_compute_s:.2f} s, gold {g.host_compute_s:.2f} s"
+              + (f", original code on the host {r.host_compute_s:.2f} s" if r and r.sampled else "")
+              + f" (limit {limit:.2f} s)" + ("" if c.host_compute_s <= limit else said), bad,
+              ("kernel_host_compute", c.host_compute_s, limit), source=SUPERVISOR)
+    cap = budget * max(g.unsampled_s, RESOLUTION_S)
+    res.check(c.unsampled_s <= cap, f"CPU time no sample saw (threads or processes too short-lived "
+              f"to watch) {c.unsampled_s:.2f} s of {c.cpu_s:.2f} s, gold {g.unsampled_s:.2f} s "
+              f"(limit {cap:.2f} s)", bad, ("kernel_unsampled", c.unsampled_s, cap), source=SUPERVISOR)
+
+
+def _check_chip(res: CriterionResult, cand: dict[str, Any], gold: dict[str, Any] | None, bad: str,
+                said: str) -> None:
+    """On a TPU host: the run held the accelerator device files open where the gold did."""
+    want = sorted((gold or {}).get("chip", {}).get("device_files") or [])
+    if not want:
+        return
+    have = sorted((cand.get("chip") or {}).get("device_files") or [])
+    res.check(bool(have), f"accelerator device files held open: {', '.join(have) or 'none'} "
+              f"(gold: {', '.join(want)})" + ("" if have else said), bad, source=SUPERVISOR)
