@@ -21,6 +21,7 @@ from gpu2tpu.harness.invariants import (
     gold_first_batch_deviation,
 )
 from gpu2tpu.harness.spec import RunSpec
+from gpu2tpu.harness.tamper_scan import check_scan
 from gpu2tpu.harness.targets import Target
 from gpu2tpu.harness.timing import check_times
 from gpu2tpu.harness.trace import RunRecord, Trace
@@ -81,6 +82,7 @@ def runs(i: Inputs) -> CriterionResult:
     if proc.get("patch_rejected"):
         res.check(False, f"migration not applied: {proc['patch_rejected']}", "patch_rejected")
         return res
+    check_scan(res, cand.scan)  # what the patch adds, scanned before it ran (tamper_scan.py)
     if proc.get("timed_out"):
         gold_wall = float(i.gold.process.get("wall_s") or 0.0)
         limit = spec.time_limit(gold_wall)

@@ -33,6 +33,7 @@ from gpu2tpu.harness.report import (
     PROCESS,
     REPORT,
     RUN_FILES,
+    SCAN,
     SCHEMA_VERSION,
     Report,
     RunLayout,
@@ -42,9 +43,10 @@ from gpu2tpu.harness.report import (
 )
 from gpu2tpu.harness.runner import provenance
 from gpu2tpu.harness.spec import RunSpec, find_task
+from gpu2tpu.harness.tamper_scan import scan_patch
 from gpu2tpu.harness.targets import DEFAULT_TARGET, Target, get_target
 from gpu2tpu.harness.verdict import infra_verdict
-from gpu2tpu.harness.workspace import PatchRejected, apply_patch, from_directory
+from gpu2tpu.harness.workspace import PatchRejected, apply_patch, from_directory, original_tree
 
 _print_lock = threading.Lock()
 _REF_HASHES: dict[str, dict[str, str]] = {}  # reference id -> {run-relative path: sha256}
@@ -177,14 +179,16 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
                                      "error": "not run"})
         ws = None
     if ws is not None:
-        try:
+        try:  # what the patch adds, scanned and recorded before the candidate runs
+            write_json(eval_dir / SCAN, scan_patch(patch, ws.project, original_tree(spec)))
             gold_wall = read_json(ref[1] / "gold" / PROCESS).get("wall_s")  # time limit from gold
             limited = dataclasses.replace(spec, timeout_s=spec.time_limit(gold_wall))
             run_and_record(limited, ws, eval_dir, spec.seed, target)
         finally:
             ws.cleanup()
     harness_s = time.monotonic() - started
-    files = {name: hash_file(eval_dir / name) for name in EVALUATION_FILES if (eval_dir / name).exists()}
+    files = {name: hash_file(eval_dir / name) for name in (*EVALUATION_FILES, SCAN)
+             if (eval_dir / name).exists()}
     files.update(_REF_HASHES[ref[0]])  # recorded before any candidate ran
     report = _report(spec, pred, layout, target, cache_key=cache_key,
                      reference={"id": ref[0], "dir": ref[1].relative_to(layout.root).as_posix()},

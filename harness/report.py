@@ -23,6 +23,7 @@ GOAL = "goal.json"
 PATCH = "patch.diff"
 RUN_FILES = (TRACE, PROCESS, GOAL)  # what one probed run leaves (hashed)
 EVALUATION_FILES = (*RUN_FILES, PATCH)  # what one evaluation leaves (hashed)
+SCAN = "scan.json"  # the static scan of the patch, written before the run (hashed where present)
 REFERENCES = "references"
 GOLD = "gold"
 

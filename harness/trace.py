@@ -118,17 +118,19 @@ def _num(value: Any) -> float:
 
 @dataclass
 class RunRecord:
-    """One run's evidence: process facts (harness-observed), its trace and its goal metric."""
+    """One run's evidence: process facts (harness-observed), its trace, its goal metric and, for a
+    candidate, the static scan of its patch (empty where none was made)."""
 
     process: dict[str, Any]
     trace: Trace
     goal: dict[str, Any]
+    scan: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, run_dir: Path) -> RunRecord:
         return cls(process=read_json(run_dir / "process.json"),
                    trace=Trace.load(run_dir / "trace.jsonl"),
-                   goal=read_json(run_dir / "goal.json"))
+                   goal=read_json(run_dir / "goal.json"), scan=read_json(run_dir / "scan.json"))
 
     @property
     def exit_code(self) -> int | None:
