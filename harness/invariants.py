@@ -151,6 +151,9 @@ def check_integrity(res: CriterionResult, gold: Trace, tr: Trace, process: dict[
         rebound = tr.integrity.get("rebound") or []
         res.check(not rebound, "probe hooks intact" if not rebound else
                   f"the run replaced the probe's own hooks: {', '.join(rebound)}", "tampered")
+    elif tr.end:  # the probe writes it just before its end record: dropped by a filter
+        res.check(False, "the trace has the probe's end record but not the integrity record "
+                  "written just before it: the run filtered its own trace", "tampered")
     times, gold_times = [s.get("wall_s") for s in tr.steps], [s.get("wall_s") for s in gold.steps]
     copied = len(times) > 1 and times == gold_times
     res.check(not copied, "trace is a copy of the gold run's trace (identical step times)" if copied

@@ -141,9 +141,22 @@ def _run(steps: list[dict[str, Any]], seeds: list[dict[str, Any]] | None = None,
                              "param_shapes_sha": "x", "param_devices": ["xla:0"],
                              "param_dtypes": {"float32": 2}},
                   steps=steps, seeds=seeds if seeds is not None else
-                  [{"event": "seed", "fn": "torch.manual_seed", "value": 0}])
+                  [{"event": "seed", "fn": "torch.manual_seed", "value": 0}],
+                  integrity={"event": "integrity", "rebound": []})
     return RunRecord(process={"exit_code": 0, "wall_s": wall_s, **process}, trace=trace,
                      goal={"value": 0.5})
+
+
+def test_a_trace_without_its_integrity_record_is_tampered() -> None:
+    """The probe writes its integrity record just before its end record: a filter in front of the
+    channel that drops it (so no rebound hook is reported) is itself the finding."""
+    spec = find_task("cifar_amp")
+    ref = _run(_steps(40))
+    cand = _run(_steps(40, jitter=1e-3))
+    assert grade(spec, get_target("xla-cpu"), [ref], ref, cand)["migrated"]
+    cand.trace.integrity = None
+    verdict = grade(spec, get_target("xla-cpu"), [ref], ref, cand)
+    assert verdict["category"] == "tampered", verdict["categories"]
 
 
 def test_fewer_steps_is_workload_changed_not_config_drift() -> None:
