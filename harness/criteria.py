@@ -20,6 +20,7 @@ from gpu2tpu.harness.invariants import (
     check_structure,
     gold_first_batch_deviation,
 )
+from gpu2tpu.harness.kernel_checks import IN_PROCESS, check_kernel
 from gpu2tpu.harness.spec import RunSpec
 from gpu2tpu.harness.tamper_scan import check_scan
 from gpu2tpu.harness.targets import Target
@@ -50,12 +51,16 @@ class CriterionResult:
     evidence: list[dict[str, Any]] = field(default_factory=list)
 
     def check(self, ok: bool, text: str, category: str,
-              measure: tuple[str, float, float] | None = None) -> bool:
+              measure: tuple[str, float, float] | None = None, source: str | None = None) -> bool:
         """One evidence line; `measure` = (signal, value, limit) for a line that compares a number
-        with a limit, kept beside the text so margins can be tabulated (benchmarks/validity_margins.py)."""
+        with a limit, kept beside the text so margins can be tabulated (benchmarks/validity_margins.py);
+        `source`: where the evidence came from, `supervisor` (observed from outside the graded
+        process) or `in-process` (the probe's records, which code in the process can forge)."""
         line: dict[str, Any] = {"ok": bool(ok), "text": text, "category": None if ok else category}
         if measure is not None:
             line.update(signal=measure[0], value=_finite(measure[1]), limit=_finite(measure[2]))
+        if source is not None:
+            line["source"] = source
         self.evidence.append(line)
         return ok
 
@@ -262,30 +267,35 @@ def hardware(i: Inputs) -> CriterionResult:
     tr = cand.trace
     devices = (tr.optimizer or {}).get("param_devices") or []
     host = _gold_host_devices(i)
-    res.check(bool(devices) and all(target.on_target(d) or d in host for d in devices),
-              f"parameters on {devices or 'unknown'}"
-              + (f" (the gold keeps its optimised tensors on {host})" if host else ""), "wrong_device")
+    on = [res.check(bool(devices) and all(target.on_target(d) or d in host for d in devices),
+                    f"parameters on {devices or 'unknown'}"
+                    + (f" (the gold keeps its optimised tensors on {host})" if host else ""),
+                    "wrong_device", source=IN_PROCESS)]
     inputs = _input_devices(tr)
-    res.check(bool(inputs) and all(map(target.on_target, inputs)),
-              f"model inputs on {inputs or 'unknown'}", "wrong_device")
+    on.append(res.check(bool(inputs) and all(map(target.on_target, inputs)),
+                        f"model inputs on {inputs or 'unknown'}", "wrong_device", source=IN_PROCESS))
     losses = sorted({s.get("loss_device") or "unknown" for s in tr.applied})
-    res.check(bool(losses) and all(map(target.on_target, losses)),
-              f"loss computed on {losses or 'unknown'}", "wrong_device")
+    on.append(res.check(bool(losses) and all(map(target.on_target, losses)),
+                        f"loss computed on {losses or 'unknown'}", "wrong_device", source=IN_PROCESS))
     rt = tr.runtime
     expected = target.device_types
-    res.check(rt.get("device_type") in expected,
-              f"runtime device type {rt.get('device_type')} (target {target.name}: {'/'.join(expected)})",
-              "wrong_device")
+    res.check(rt.get("device_type") in expected, f"runtime device type "
+              f"{rt.get('device_type')} (target {target.name}: {'/'.join(expected)})",
+              "wrong_device", source=IN_PROCESS)
     res.check(rt.get("devices_used") == spec.target_chips,
               f"devices used {rt.get('devices_used')} of {rt.get('device_count')} "
               f"(task asks for {spec.target_chips}; spmd={rt.get('spmd')}, "
-              f"world size {rt.get('world_size')})", "chips_unused")
+              f"world size {rt.get('world_size')})", "chips_unused", source=IN_PROCESS)
     gold_ops = set((gold.trace.final_counters or {}).get("fallback") or {})
     ops = (tr.final_counters or {}).get("fallback") or {}
     extra = {op: n for op, n in ops.items() if op not in gold_ops and op not in spec.fallback_allowlist}
     res.check(not extra, "CPU-fallback ops beyond the gold migration and allowlist: " +
               (", ".join(f"{op} x{n}" for op, n in sorted(extra.items())) if extra else "none"),
-              "cpu_fallback")
+              "cpu_fallback", source=IN_PROCESS)
+    # what the kernel saw, against the gold's kernel view: where both exist, both must pass; a
+    # contradiction is tampering when the records put the model's tensors on the target
+    check_kernel(res, target, spec.performance.step_time_budget, cand.kernel, gold.kernel,
+                 i.refs[0].kernel if i.refs else None, claims=any(on))
     return res
 
 
@@ -320,11 +330,12 @@ def performance(i: Inputs) -> CriterionResult:
             return int((t.final_counters or {}).get("compiles", 0)) - int(base)
         cc, gc = after_warmup(tr), after_warmup(gt)
         res.check(cc <= gc + perf.compile_allowance, f"{cc} compilations after {warm} warm-up steps "
-                  f"(gold {gc}, allowance {perf.compile_allowance})", "recompilation")
+                  f"(gold {gc}, allowance {perf.compile_allowance})", "recompilation", source=IN_PROCESS)
         ch, n = _per_step(tr, "host_reads", warm)
         gh, _ = _per_step(gt, "host_reads", warm)
         res.check(ch <= gh + perf.host_sync_allowance, f"{ch:.2f} host reads per step over {n} steps "
-                  f"(gold {gh:.2f}, allowance {perf.host_sync_allowance})", "host_sync")
+                  f"(gold {gh:.2f}, allowance {perf.host_sync_allowance})", "host_sync",
+                  source=IN_PROCESS)
         cs, _ = _per_step(tr, "syncs", warm)
         # at least one in two steps, unless the trusted gold itself syncs less (an LBFGS on the host
         # whose device graph is rebuilt from host inputs at every closure evaluation has no lazy
@@ -333,9 +344,10 @@ def performance(i: Inputs) -> CriterionResult:
         need = min(0.5, gs)
         res.check(n == 0 or cs >= need, f"{cs:.2f} XLA syncs per step (gold {gs:.2f}"
                   + ("; fewer than one in two: the lazy graph grows across steps)" if cs < need else ")"),
-                  "slow")
+                  "slow", source=IN_PROCESS)
     else:
-        res.evidence.append({"ok": True, "text": "no XLA counters in this run", "category": None})
+        res.evidence.append({"ok": True, "text": "no XLA counters in this run", "category": None,
+                             "source": IN_PROCESS})
     host = _gold_host_devices(i)
     params = {d for d in (tr.optimizer or {}).get("param_devices") or [] if d not in host}
     off = sorted(d for d in params.union(_input_devices(tr)) if not i.target.on_target(d))
@@ -344,7 +356,7 @@ def performance(i: Inputs) -> CriterionResult:
         # meaningful ratio (the hardware criterion names it), and its timing swings with host load.
         res.evidence.append({"ok": True, "category": None, "text": "step and process time not "
                              f"compared with gold: parameters or model inputs on {off}, not on "
-                             f"{i.target.name}"})
+                             f"{i.target.name}", "source": IN_PROCESS})
         return res
     check_times(res, perf.step_time_budget, cand, gold, warm, i.target.emulated)
     return res

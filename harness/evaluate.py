@@ -29,6 +29,7 @@ from gpu2tpu.harness.regrade import grade_evaluation
 from gpu2tpu.harness.report import (
     EVALUATION_FILES,
     GOAL,
+    KERNEL,
     PATCH,
     PROCESS,
     REPORT,
@@ -105,7 +106,7 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
         # verified and hashed here, before any candidate runs; reports record these hashes
         hashes = copy_references(cached, dest)
         ref_hashes[key] = {(dest / rel).relative_to(layout.root).as_posix(): h
-                           for rel, h in hashes.items() if Path(rel).name in RUN_FILES}
+                           for rel, h in hashes.items() if Path(rel).name in (*RUN_FILES, KERNEL)}
         refs[task_id] = (key, dest)
     _REF_HASHES.update(ref_hashes)
     reports: list[Report] = []
@@ -187,7 +188,7 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
         finally:
             ws.cleanup()
     harness_s = time.monotonic() - started
-    files = {name: hash_file(eval_dir / name) for name in (*EVALUATION_FILES, SCAN)
+    files = {name: hash_file(eval_dir / name) for name in (*EVALUATION_FILES, SCAN, KERNEL)
              if (eval_dir / name).exists()}
     files.update(_REF_HASHES[ref[0]])  # recorded before any candidate ran
     report = _report(spec, pred, layout, target, cache_key=cache_key,

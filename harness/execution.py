@@ -17,8 +17,9 @@ from pathlib import Path
 from gpu2tpu import __version__
 from gpu2tpu.cache import cache_root
 from gpu2tpu.corpus.recipe import apply_recipe
+from gpu2tpu.harness.kernel_view import observer_for
 from gpu2tpu.harness.migrations import migration_patch, original_tree
-from gpu2tpu.harness.report import GOAL, GOLD, PROCESS, hash_file, seed_dir, write_json
+from gpu2tpu.harness.report import GOAL, GOLD, KERNEL, PROCESS, hash_file, seed_dir, write_json
 from gpu2tpu.harness.runner import (
     PROBE_FILES,
     budget_record,
@@ -75,7 +76,8 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
                    target: Target | None, adapted: str | None = None) -> dict:
     """Run the task command in `ws` under the probe, then the harness-owned goal metric.
 
-    Writes trace.jsonl, stdout.log, stderr.log, process.json and goal.json into `out_dir`."""
+    Writes trace.jsonl, stdout.log, stderr.log, process.json, kernel.json (what the kernel saw of
+    the run, recorded from outside it: harness/kernel_view.py) and goal.json into `out_dir`."""
     env = clean_env(target.env(spec.target_chips) if target else reference_env())
     command = spec.command_for_seed(seed)
     if target is None:  # the reference device: the project's own switch for it, if any
@@ -88,15 +90,17 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
         env["PYTHONPATH"] = str(ws.project)
     model = ws.root / MODEL_STATE if spec.checkpoint is None else None
     workdir = ws.project / spec.workdir
+    kernel = observer_for(target)
     # evaluate.py and its task files are copied, and checked against the task's hash, before the
     # candidate starts: nothing it could have touched is read afterwards
     sources = snapshot_sources(spec.task_dir, spec.content_hash, task_content_hash)
     try:
         result = run_probed(command, workdir, out_dir, env, spec.timeout_s,
-                            probe_dir=ws.root, save_model=model)
+                            probe_dir=ws.root, save_model=model, observer=kernel)
         goal = measure_goal(spec, ws, out_dir, sources)
     finally:
         shutil.rmtree(sources.parent, ignore_errors=True)
+    write_json(out_dir / KERNEL, {**kernel.result(), **provenance()})
     process = {"schema_version": 1, **provenance(), "exit_code": result.exit_code,
                "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3),
                "cpu_s": round(result.cpu_s, 3) if result.cpu_s is not None else None,
@@ -166,7 +170,7 @@ def reference_inputs_hash(task_dir: Path) -> str:
 # probe, the sandbox, recipes) rebuilds cached references instead of reusing stale goal values.
 _REFERENCE_CODE = (*PROBE_FILES, *(Path(__file__).with_name(n) for n in (
     "execution.py", "runner.py", "sandbox.py", "sandbox_view.py", "budget.py", "sealed.py",
-    "migrations.py",
+    "migrations.py", "kernel_view.py", "perf_samples.py",
     "workspace.py", "targets.py")),
     *(Path(__file__).parents[1] / "corpus" / n for n in ("recipe.py", "upstream.py")))
 

@@ -11,8 +11,9 @@ performance criterion allows a migration's time):
   JIT code run by the interpreter's threads or by threads that run PyTorch's kernels (oneDNN's
   JIT). The same training on the host spends it; on the target it is dispatch overhead. At most
   the budget times the gold's.
-In-process records that claim the target beside a kernel view that saw host-only work are
-`tampered`; an honest run on the host fails here as `wrong_device` too (both sources agree).
+In-process records that claim the target beside a kernel view that saw no XLA execution are
+`tampered`; an honest run on the host fails here as `wrong_device` too (both sources agree); host
+compute beside real XLA execution is work left on the host (`cpu_fallback`).
 """
 
 from __future__ import annotations
@@ -120,10 +121,11 @@ def check_kernel(res: CriterionResult, target: Target, budget: float, cand: dict
               f"{c.xla_exec_s:.2f} s, gold {g.xla_exec_s:.2f} s (at least 1/{budget:g} of it)"
               + ("" if executed else said), bad, ("kernel_xla_exec", c.xla_exec_s, need),
               source=SUPERVISOR)
-    # beside real XLA execution, host compute over the gold's is work left on the host (the
-    # records may be honest); without any, the records' claim is what the kernel contradicts
+    # beside real XLA execution, host compute over the gold's is work left on the host, as
+    # CPU-fallback ops leave it (the records may be honest); without any XLA execution, the
+    # records' claim is what the kernel contradicts
     if executed:
-        bad, said = "wrong_device", ""
+        bad, said = "cpu_fallback", ""
     floor = NOISE_SAMPLES * g.period_s
     limit = budget * max(g.host_exec_s, floor)
     res.check(c.host_exec_s <= limit, f"host eager execution (host JIT code, PyTorch's worker "

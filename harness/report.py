@@ -24,6 +24,9 @@ PATCH = "patch.diff"
 RUN_FILES = (TRACE, PROCESS, GOAL)  # what one probed run leaves (hashed)
 EVALUATION_FILES = (*RUN_FILES, PATCH)  # what one evaluation leaves (hashed)
 SCAN = "scan.json"  # the static scan of the patch, written before the run (hashed where present)
+# what the kernel saw of a run, recorded from outside it (harness/kernel_view.py); hashed where
+# present, for candidates and references alike (runs recorded before it have none)
+KERNEL = "kernel.json"
 REFERENCES = "references"
 GOLD = "gold"
 

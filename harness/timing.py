@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def _line(res: CriterionResult, what: str, ratio: float, cpu: float | None, others: float | None,
-          budget: float, signal: str | None = None) -> None:
+          budget: float, signal: str | None, source: str) -> None:
     """One time line: `ratio` of wall times, `cpu` the ratio of CPU times (None where CPU time is not
     the work), `others` the share of the machine other processes used during the candidate's run."""
     text, excused, decisive = f"{what}, {ratio:.2f}x gold", False, ratio
@@ -36,7 +36,7 @@ def _line(res: CriterionResult, what: str, ratio: float, cpu: float | None, othe
         elif ratio > budget:
             text += "; the machine's load was not measured: wall time decides"
     res.check(ratio <= budget or excused, f"{text} (budget {budget}x)", "slow",
-              measure=(signal, decisive, budget) if signal else None)
+              measure=(signal, decisive, budget) if signal else None, source=source)
 
 
 def check_times(res: CriterionResult, budget: float, cand: RunRecord, gold: RunRecord, warmup: int,
@@ -49,10 +49,12 @@ def check_times(res: CriterionResult, budget: float, cand: RunRecord, gold: RunR
     if ct is not None and gct:
         sc, gsc = tr.step_median("cpu_s", warmup), gt.step_median("cpu_s", warmup)
         cpu = sc / gsc if emulated and sc is not None and gsc else None
-        _line(res, f"median step time {ct * 1e3:.1f} ms", ct / gct, cpu, others, budget, "step_time")
+        # the probe's step records: written inside the graded process
+        _line(res, f"median step time {ct * 1e3:.1f} ms", ct / gct, cpu, others, budget, "step_time",
+              "in-process")
     cw, gw = cand.process.get("wall_s"), gold.process.get("wall_s")
     if cw and gw:
         cc, gc = cand.process.get("cpu_s"), gold.process.get("cpu_s")
         cpu = cc / gc if emulated and cc and gc else None
         _line(res, f"process wall time {cw:.1f} s" + (f" (CPU {cc:.1f} s)" if cpu is not None else ""),
-              cw / gw, cpu, others, budget)
+              cw / gw, cpu, others, budget, None, "supervisor")  # measured by the sandbox

@@ -125,12 +125,15 @@ class RunRecord:
     trace: Trace
     goal: dict[str, Any]
     scan: dict[str, Any] = field(default_factory=dict)
+    kernel: dict[str, Any] | None = None  # kernel.json: what the kernel saw, recorded from outside
 
     @classmethod
     def load(cls, run_dir: Path) -> RunRecord:
         return cls(process=read_json(run_dir / "process.json"),
                    trace=Trace.load(run_dir / "trace.jsonl"),
-                   goal=read_json(run_dir / "goal.json"), scan=read_json(run_dir / "scan.json"))
+                   goal=read_json(run_dir / "goal.json"), scan=read_json(run_dir / "scan.json"),
+                   kernel=read_json(run_dir / "kernel.json") if (run_dir / "kernel.json").exists()
+                   else None)
 
     @property
     def exit_code(self) -> int | None:

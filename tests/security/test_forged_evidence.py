@@ -1,0 +1,159 @@
+"""Issue 21: in-process records are claims. Migrations of cifar_amp whose training never leaves the
+CPU rewrite what the probe writes (devices, XLA counters, runtime facts) so that every in-process
+line passes; written to slip past a static scan (forged_evidence_attacks.py). The supervisor's
+kernel view (harness/kernel_view.py), recorded from outside the process, must contradict them;
+correct migrations must not be flagged. Graded end to end with `evaluate` on the XLA CPU device
+(minutes)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from forged_evidence_attacks import DUMMY_XLA_WORK, GC_FILTER, PIPE_RELAY, forged_patch
+from security_attacks import prediction
+
+from gpu2tpu.harness.evaluate import evaluate_predictions
+from gpu2tpu.harness.regrade import regrade_report
+from gpu2tpu.harness.report import KERNEL, ReportError
+from gpu2tpu.harness.spec import find_task
+from gpu2tpu.harness.workspace import apply_patch
+
+ATTACKS = ("gc_filter", "pipe_relay", "dummy_xla_work")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    spec = find_task("cifar_amp")
+    root = tmp_path_factory.mktemp("forged")
+    mig = spec.task_dir / "migrations"
+    lines = [prediction("gold", patch=spec.gold_patch.read_text())]
+    lines += [prediction(f"alt-{p.stem}", patch=p.read_text())
+              for p in sorted((mig / "alternatives").glob("*.patch"))]
+    lines.append(prediction("gc_filter", patch=forged_patch(spec, root, "gc", GC_FILTER)))
+    lines.append(prediction("pipe_relay", patch=forged_patch(spec, root, "pipe", PIPE_RELAY)))
+    lines.append(prediction("dummy_xla_work", patch=forged_patch(spec, root, "dummy", DUMMY_XLA_WORK)))
+    broken = apply_patch(spec, (mig / "broken" / "item_every_step.patch").read_text())
+    try:  # (c): a shipped broken migration whose host reads are filtered out of its records
+        lines.append(prediction("host_reads_hidden", patch=forged_patch(
+            spec, root, "reads", GC_FILTER, base=broken.project, reads_only=True)))
+    finally:
+        broken.cleanup()
+    preds = root / "preds.jsonl"
+    preds.write_text("".join(lines))
+    summary = evaluate_predictions(preds, "forged", root / "runs", workers=2)
+    assert not summary["errors"], summary["errors"]
+    run = root / "runs" / "forged"
+    reports = {json.loads((run / rel).read_text())["agent"]: run / rel for rel in summary["evaluations"]}
+    return {"run": run, "reports": reports}
+
+
+def _report(graded: dict, agent: str) -> dict:
+    return json.loads(graded["reports"][agent].read_text())
+
+
+def _supervisor(report: dict) -> list[dict]:
+    lines = report["verdict"]["criteria"]["hardware"]["evidence"]
+    return [e for e in lines if e.get("source") == "supervisor"]
+
+
+def _line(report: dict, signal: str) -> dict:
+    return next(e for e in _supervisor(report) if e.get("signal") == signal)
+
+
+def test_the_attacks_forge_every_in_process_line(graded: dict) -> None:
+    """What the forgers achieved: every hardware and performance line from inside the process
+    passes, as it did before the kernel view (the attacks are real, not strawmen)."""
+    for agent in (*ATTACKS, "host_reads_hidden"):
+        report = _report(graded, agent)
+        for name in ("hardware", "performance"):
+            inside = [e for e in report["verdict"]["criteria"][name]["evidence"]
+                      if e.get("source") == "in-process"]
+            assert inside and all(e["ok"] for e in inside), (agent, name, inside)
+
+
+@pytest.mark.parametrize("agent", ["gc_filter", "pipe_relay"])
+def test_training_on_the_cpu_under_forged_records_is_caught_by_the_kernel_view(graded: dict,
+                                                                                agent: str) -> None:
+    report = _report(graded, agent)
+    assert report["verdict"]["migrated"] is False
+    assert report["verdict"]["category"] == "tampered"
+    assert "hardware" in report["verdict"]["failing"]
+    executed = _line(report, "kernel_xla_exec")  # no CPU time in XLA's runtime threads
+    assert not executed["ok"] and executed["category"] == "tampered", executed
+    assert executed["value"] < 0.1 * executed["limit"]
+    assert "claim the target" in executed["text"]
+    eager = _line(report, "kernel_host_exec")  # the eager kernels ran on the host
+    assert not eager["ok"] and eager["value"] > eager["limit"], eager
+    mapped = next(e for e in _supervisor(report) if "runtime mapped" in e["text"])
+    assert mapped["ok"] is (agent == "pipe_relay")  # it loads torch_xla: the library alone proves nothing
+
+
+def test_xla_busy_work_beside_host_training_is_caught(graded: dict) -> None:
+    """Real XLA programs in a thread beside the CPU training pass the execution line; the host's
+    eager compute beside them does not."""
+    report = _report(graded, "dummy_xla_work")
+    assert report["verdict"]["migrated"] is False
+    assert _line(report, "kernel_xla_exec")["ok"]
+    eager = _line(report, "kernel_host_exec")
+    assert not eager["ok"] and eager["category"] == "cpu_fallback", eager
+
+
+def test_filtered_host_reads_are_invisible_to_the_kernel_view(graded: dict) -> None:
+    """(c): the work runs on XLA as the gold's does; an extra sync per step is not where CPU time
+    goes, so the kernel view agrees with the forged records. A known limit (docs/design.md)."""
+    report = _report(graded, "host_reads_hidden")
+    assert all(e["ok"] for e in _supervisor(report)), _supervisor(report)
+    reads = next(e for e in report["verdict"]["criteria"]["performance"]["evidence"]
+                 if "host reads" in e["text"])
+    assert reads["ok"] and reads["source"] == "in-process"
+
+
+def test_correct_migrations_are_not_flagged(graded: dict) -> None:
+    agents = [a for a in graded["reports"] if a == "gold" or a.startswith("alt-")]
+    assert len(agents) == 4
+    for agent in agents:
+        report = _report(graded, agent)
+        assert report["verdict"]["migrated"] is True, (agent, report["verdict"]["categories"])
+        lines = _supervisor(report)
+        assert len(lines) >= 5 and all(e["ok"] for e in lines), (agent, lines)
+        for e in lines:
+            if e.get("signal") == "kernel_xla_exec":
+                assert e["value"] >= 1.5 * e["limit"], (agent, e)  # a margin, not a near miss
+            elif e.get("signal") in ("kernel_host_exec", "kernel_host_compute"):
+                assert e["value"] <= 0.67 * e["limit"], (agent, e)
+
+
+def test_kernel_view_is_saved_hashed_and_regraded(graded: dict, tmp_path: Path) -> None:
+    path = graded["reports"]["pipe_relay"]
+    report = json.loads(path.read_text())
+    assert KERNEL in report["files"]
+    assert any(k.startswith("references/") and k.endswith("gold/" + KERNEL) for k in report["files"])
+    assert regrade_report(path) == report["verdict"]
+    run = tmp_path / "forged"
+    shutil.copytree(graded["run"], run)
+    copy = run / path.relative_to(graded["run"])
+    kernel = copy.parent / KERNEL
+    forged = json.loads(kernel.read_text())
+    for thread in forged["threads"]:  # as if XLA's runtime had run the training
+        thread["samples"]["xla_runtime"] = thread["samples"].get("xla_runtime", 0) + 9000
+    kernel.write_text(json.dumps(forged))
+    with pytest.raises(ReportError, match="kernel.json"):
+        regrade_report(copy)
+
+
+def test_a_run_recorded_before_the_kernel_view_still_regrades(graded: dict, tmp_path: Path) -> None:
+    run = tmp_path / "forged"
+    shutil.copytree(graded["run"], run)
+    path = run / graded["reports"]["gold"].relative_to(graded["run"])
+    report = json.loads(path.read_text())
+    for name in [n for n in report["files"] if n.endswith(KERNEL)]:
+        del report["files"][name]
+        (run / name if name.startswith("references/") else path.parent / name).unlink()
+    path.write_text(json.dumps(report))
+    verdict = regrade_report(path)
+    assert verdict["migrated"] is True
+    line = _supervisor({"verdict": verdict})[0]
+    assert line["ok"] and "supervisor evidence absent" in line["text"]
