@@ -14,7 +14,9 @@ gold migration's kernel view (harness/kernel_checks.py).
 
 from __future__ import annotations
 
+import glob
 import os
+import stat
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,7 +29,7 @@ SCHEMA_VERSION = 1
 KERNEL_SPACE = 1 << 63  # instruction pointers at or above this are the kernel's
 # the code a CPU sample can land in, by kind (see _code_kind)
 KINDS = ("xla_runtime", "jit", "host_kernels", "python", "kernel", "other", "unknown")
-DEVICE_PREFIXES = ("/dev/accel", "/dev/vfio")
+DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/*")  # the accelerator nodes, matched by device number
 MAPS_EVERY = 4  # re-read a process's maps at least every this many samples (and on unknown ips)
 
 
@@ -151,8 +153,10 @@ class KernelView:
     in this interpreter's install)."""
 
     def __init__(self, period_ms: float = 2.0, chip: ChipView | None = None,
-                 code: perf_samples.CodeMap | None = None) -> None:
+                 code: perf_samples.CodeMap | None = None,
+                 devices: dict[int, str] | None = None) -> None:
         self.period_s = period_ms / 1e3
+        self.devices = devices if devices is not None else device_nodes()
         self.chip = chip or HostChip()
         self.code = code or perf_samples.CodeMap()
         self.sampler = perf_samples.ThreadSampler(int(period_ms * 1e6)) \
@@ -191,7 +195,7 @@ class KernelView:
             if proc.maps_age >= MAPS_EVERY:
                 self._read_maps(proc)
             if self.samples % MAPS_EVERY == 1:
-                proc.devices |= _device_fds(pid)
+                proc.devices |= _device_fds(pid, self.devices)
         self.chip.sample(pids, self)
         self._drain()
         if self.sampler:
@@ -257,20 +261,22 @@ class KernelView:
     def _drain(self) -> None:
         if not self.sampler:
             return
+        reread: set[int] = set()  # processes whose maps were read again during this drain
         for tid, ip in self.sampler.drain():
             th = self.threads.get(tid)
             kind, label = ("kernel", "[kernel]") if ip >= KERNEL_SPACE else \
-                self._where(th.pid if th else tid, ip)
+                self._where(th.pid if th else tid, ip, reread)
             self.kinds[kind] += 1
             self.labels[label] += 1
             self.thread_kinds.setdefault(tid, Counter())[kind] += 1
 
-    def _where(self, pid: int, ip: int) -> tuple[str, str]:
+    def _where(self, pid: int, ip: int, reread: set[int]) -> tuple[str, str]:
         proc = self.procs.get(pid)
         if proc is None:
             return "unknown", "?"
         found = perf_samples.where(proc.maps, proc.starts, ip)
-        if found is None:  # code mapped since the last read (a JIT, a library loaded)
+        if found is None and pid not in reread:  # code mapped since the last read (a JIT, a
+            reread.add(pid)  # library loaded); once per drain: code unmapped since stays unknown
             self._read_maps(proc)
             found = perf_samples.where(proc.maps, proc.starts, ip)
         return found or ("unknown", "?")
@@ -340,15 +346,32 @@ def _list(path: str) -> list[str]:
         return []
 
 
-def _device_fds(pid: int) -> set[str]:
-    found = set()
-    for fd in _list(f"/proc/{pid}/fd"):
+def device_nodes(globs: tuple[str, ...] = DEVICE_GLOBS) -> dict[int, str]:
+    """Device number -> path of this host's accelerator nodes (none off a TPU host)."""
+    out = {}
+    for path in (p for g in globs for p in glob.glob(g)):
         try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            st = os.stat(path)
         except OSError:
             continue
-        if target.startswith(DEVICE_PREFIXES):
-            found.add(target)
+        if stat.S_ISCHR(st.st_mode):
+            out[st.st_rdev] = path
+    return out
+
+
+def _device_fds(pid: int, devices: dict[int, str]) -> set[str]:
+    """The accelerator nodes a process holds open, by the device number of each descriptor's file
+    (the path it shows can be the sandbox's own)."""
+    found: set[str] = set()
+    if not devices:
+        return found
+    for fd in _list(f"/proc/{pid}/fd"):
+        try:
+            st = os.stat(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if stat.S_ISCHR(st.st_mode) and st.st_rdev in devices:
+            found.add(devices[st.st_rdev])
     return found
 
 

@@ -137,6 +137,16 @@ def test_observer_through_the_sandbox(tmp_path: Path) -> None:
     assert sum(t["cpu_s"] > 0.5 for t in k["threads"]) == 2
 
 
+def test_device_files_held_open_by_device_number() -> None:
+    """/dev/zero stands in for an accelerator node: found by its device number, not its name."""
+    view = KernelView(period_ms=0, devices={os.stat("/dev/zero").st_rdev: "/dev/accel0"})
+    code = "import time\nf = open('/dev/zero', 'rb')\ntime.sleep(1.0)"
+    assert _watch(code, view).returncode == 0
+    k = view.result()
+    assert k["processes"][0]["device_files"] == ["/dev/accel0"]
+    assert HostChip().summary(view)["device_files"] == ["/dev/accel0"]
+
+
 def test_chip_views() -> None:
     """The CPU stand-in and the TPU view (fake sysfs and /proc/interrupts)."""
     host = HostChip().summary(KernelView(period_ms=0))
