@@ -55,10 +55,13 @@ class _Stream:
 class ThreadSampler:
     """One sampling event per thread, opened the first time the thread is shown (`watch`); `drain`
     returns the (tid, ip) samples written since the last call. A thread that starts and ends
-    between two `watch` calls is not sampled: its CPU time shows as unsampled in /proc."""
+    between two `watch` calls is not sampled: its CPU time shows as unsampled in /proc. At most
+    `max_threads` are watched at once (descriptors and locked pages of the supervisor); a run with
+    more live threads leaves the rest unsampled, which the criteria see as unsampled CPU time."""
 
-    def __init__(self, period_ns: int = 2_000_000) -> None:
+    def __init__(self, period_ns: int = 2_000_000, max_threads: int = 256) -> None:
         self.period_ns = period_ns
+        self.max_threads = max_threads
         self.streams: dict[int, _Stream] = {}
         self.lost = 0
         self.failed: dict[int, str] = {}  # tid -> why its event could not be opened
@@ -66,6 +69,9 @@ class ThreadSampler:
     def watch(self, tid: int) -> bool:
         if tid in self.streams or tid in self.failed:
             return tid in self.streams
+        if len(self.streams) >= self.max_threads:
+            self.failed[tid] = f"more than {self.max_threads} threads watched at once"
+            return False
         fd = _open(tid, self.period_ns)
         if fd < 0:
             self.failed[tid] = os.strerror(-fd)

@@ -106,6 +106,22 @@ def test_samples_land_in_the_library_that_ran_by_file_identity(tmp_path: Path) -
         ("xla_runtime", libs[0].name)
 
 
+@sampling
+def test_threads_it_cannot_watch_count_as_unsampled_cpu_time() -> None:
+    """Past its cap on watched threads (or for threads too short-lived to watch), the CPU time
+    the kernel accounts for the process and no sample saw is judged, not ignored."""
+    view = KernelView()
+    assert view.sampler is not None
+    view.sampler.max_threads = 1  # the main thread only: the burners go unwatched
+    assert _watch(BURNERS, view).returncode == 0
+    k = view.result()
+    assert k["cpu_samples"]["unopened_threads"] == 2
+    assert profile(k).unsampled_s >= 1.5
+    res = CriterionResult("hardware")
+    check_kernel(res, get_target("xla-cpu"), 3.0, k, GOLD, None, claims=True)
+    assert "kernel_unsampled" in [e.get("signal") for e in res.evidence if not e["ok"]]
+
+
 def test_without_samples_the_view_says_so() -> None:
     view = KernelView(period_ms=0)
     assert _watch("import time; time.sleep(0.5)", view).returncode == 0
