@@ -267,16 +267,16 @@ def hardware(i: Inputs) -> CriterionResult:
     tr = cand.trace
     devices = (tr.optimizer or {}).get("param_devices") or []
     host = _gold_host_devices(i)
-    on = [res.check(bool(devices) and all(target.on_target(d) or d in host for d in devices),
-                    f"parameters on {devices or 'unknown'}"
-                    + (f" (the gold keeps its optimised tensors on {host})" if host else ""),
-                    "wrong_device", source=IN_PROCESS)]
+    res.check(bool(devices) and all(target.on_target(d) or d in host for d in devices),
+              f"parameters on {devices or 'unknown'}"
+              + (f" (the gold keeps its optimised tensors on {host})" if host else ""),
+              "wrong_device", source=IN_PROCESS)
     inputs = _input_devices(tr)
-    on.append(res.check(bool(inputs) and all(map(target.on_target, inputs)),
-                        f"model inputs on {inputs or 'unknown'}", "wrong_device", source=IN_PROCESS))
+    res.check(bool(inputs) and all(map(target.on_target, inputs)),
+              f"model inputs on {inputs or 'unknown'}", "wrong_device", source=IN_PROCESS)
     losses = sorted({s.get("loss_device") or "unknown" for s in tr.applied})
-    on.append(res.check(bool(losses) and all(map(target.on_target, losses)),
-                        f"loss computed on {losses or 'unknown'}", "wrong_device", source=IN_PROCESS))
+    res.check(bool(losses) and all(map(target.on_target, losses)),
+              f"loss computed on {losses or 'unknown'}", "wrong_device", source=IN_PROCESS)
     rt = tr.runtime
     expected = target.device_types
     res.check(rt.get("device_type") in expected, f"runtime device type "
@@ -294,8 +294,9 @@ def hardware(i: Inputs) -> CriterionResult:
               "cpu_fallback", source=IN_PROCESS)
     # what the kernel saw, against the gold's kernel view: where both exist, both must pass; a
     # contradiction is tampering when the records put the model's tensors on the target
+    claims = any(map(target.on_target, [*devices, *inputs, *losses]))
     check_kernel(res, target, spec.performance.step_time_budget, cand.kernel, gold.kernel,
-                 i.refs[0].kernel if i.refs else None, claims=any(on))
+                 i.refs[0].kernel if i.refs else None, claims)
     return res
 
 
