@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.harness.report import GOLD, Report, ReportError, RunLayout, seed_dir
+from gpu2tpu.harness.report import GOLD, KERNEL, Report, ReportError, RunLayout, seed_dir
 from gpu2tpu.harness.spec import RunSpec, find_task
 from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.trace import RunRecord
@@ -26,6 +26,13 @@ def grade_evaluation(spec: RunSpec, layout: RunLayout, eval_dir: Path, report: R
     refs = [RunRecord.load(ref_dir / seed_dir(s)) for s in spec.seeds]
     gold = RunRecord.load(ref_dir / GOLD)
     cand = RunRecord.load(eval_dir)
+    # a kernel view counts only where report.json lists it (so its hash was checked): one left
+    # on disk but unlisted could say anything
+    ref_rel = str(report.reference["dir"]).rstrip("/")
+    for rec, rel in ((cand, KERNEL), (gold, f"{ref_rel}/{GOLD}/{KERNEL}"),
+                     *((r, f"{ref_rel}/{seed_dir(s)}/{KERNEL}") for r, s in zip(refs, spec.seeds))):
+        if rel not in report.files:
+            rec.kernel = None
     target = get_target(report.target)
     verdict = grade(spec, target, refs, gold, cand)
     wall = float(cand.process.get("wall_s") or 0.0)

@@ -108,17 +108,16 @@ def install(reads_only=False):
     _t.Thread(target=relay, daemon=False).start()
 '''
 
-# (d) (b) plus real XLA programs run by a thread beside the CPU training, for as long as the
-# training takes and more: CPU time in XLA's runtime threads, as a migration would spend
+# (d) (b) plus real XLA programs run by a thread beside the CPU training until the process has
+# spent 12 CPU seconds (the gold spends about 15): XLA's runtime threads as busy as a migration's
 DUMMY_XLA_WORK = PIPE_RELAY + '''
 
-def _busy(seconds=6.0):
+def _busy(cpu_seconds=12.0):  # the process's CPU time, so a busy machine does not cut it short
     import time
     xla = __import__("torch" + "_xla", fromlist=["sync"])
     torch = __import__("torch")
     x = torch.randn(384, 384, device=xla.device())
-    start = time.time()
-    while time.time() - start < seconds:
+    while time.process_time() < cpu_seconds:
         for _ in range(8):
             x = (x @ x).tanh()
         xla.sync()

@@ -142,6 +142,16 @@ def test_kernel_view_is_saved_hashed_and_regraded(graded: dict, tmp_path: Path) 
     kernel.write_text(json.dumps(forged))
     with pytest.raises(ReportError, match="kernel.json"):
         regrade_report(copy)
+    # unlisted, a kernel view is not read: not even the gold's own, copied over the candidate's
+    listed = json.loads(copy.read_text())
+    del listed["files"][KERNEL]
+    copy.write_text(json.dumps(listed))
+    gold_kernel = next(k for k in listed["files"] if k.endswith("gold/" + KERNEL))
+    shutil.copyfile(run / gold_kernel, kernel)
+    verdict = regrade_report(copy)
+    assert verdict["migrated"] is False
+    line = _supervisor({"verdict": verdict})[0]
+    assert line["category"] == "infra" and "the evaluation is incomplete" in line["text"]
 
 
 def test_a_run_recorded_before_the_kernel_view_still_regrades(graded: dict, tmp_path: Path) -> None:
