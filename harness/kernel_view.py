@@ -173,6 +173,7 @@ class KernelView:
         self.thread_kinds: dict[int, Counter[str]] = {}
         self.samples = 0
         self.cost_s: list[float] = []
+        self.errors: list[str] = []  # what went wrong observing (the run itself is unaffected)
         self.ticks = os.sysconf("SC_CLK_TCK")
 
     # --- Observer ---------------------------------------------------------------------------
@@ -181,6 +182,13 @@ class KernelView:
 
     def sample(self, pids: list[int]) -> None:
         t = time.perf_counter()
+        try:
+            self._observe(pids)
+        except Exception as exc:  # never the run's end: the error is recorded in kernel.json
+            self.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+        self.cost_s.append(time.perf_counter() - t)
+
+    def _observe(self, pids: list[int]) -> None:
         now = time.monotonic() - self.t0
         self.samples += 1
         live: set[int] = set()
@@ -201,10 +209,12 @@ class KernelView:
         if self.sampler:
             for tid in [t for t in self.sampler.streams if t not in live]:
                 self.sampler.forget(tid)
-        self.cost_s.append(time.perf_counter() - t)
 
     def finished(self) -> None:
-        self._drain()
+        try:
+            self._drain()
+        except Exception as exc:
+            self.errors.append(f"{type(exc).__name__}: {exc}"[:200])
         if self.sampler:
             self.sampler.close()
         self.end_s = time.monotonic() - self.t0
@@ -302,7 +312,7 @@ class KernelView:
         return {
             "schema_version": SCHEMA_VERSION, "root_pid": self.root,
             "wall_s": round(self.end_s if self.end_s is not None else time.monotonic() - self.t0, 3),
-            "observations": self.samples, "cpu_s": round(total * tick, 3),
+            "observations": self.samples, "cpu_s": round(total * tick, 3), "errors": self.errors[:5],
             "processes": [{"pid": p.pid, "ppid": p.ppid, "exe": p.exe, "comm": p.comm,
                            "first_s": round(p.first_s, 2), "last_s": round(p.last_s, 2),
                            "cpu_s": round(p.cpu_ticks * tick, 3),

@@ -163,6 +163,16 @@ def test_device_files_held_open_by_device_number() -> None:
     assert HostChip().summary(view)["device_files"] == ["/dev/accel0"]
 
 
+def test_an_observer_failure_never_ends_the_run() -> None:
+    class Broken(HostChip):
+        def sample(self, pids: list[int], view: KernelView) -> None:
+            raise RuntimeError("driver gone")
+
+    view = KernelView(period_ms=0, chip=Broken())
+    assert _watch("import time; time.sleep(0.5)", view).returncode == 0
+    assert view.result()["errors"][0] == "RuntimeError: driver gone"
+
+
 def test_chip_views() -> None:
     """The CPU stand-in and the TPU view (fake sysfs and /proc/interrupts)."""
     host = HostChip().summary(KernelView(period_ms=0))
