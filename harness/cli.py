@@ -13,8 +13,9 @@ import yaml
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness import tasks_cli
 from gpu2tpu.harness.criteria import CRITERION_NAMES
-from gpu2tpu.harness.spec import add_task_dirs, find_task
+from gpu2tpu.harness.spec import find_task
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
+from gpu2tpu.harness.task_options import add_task_options, apply_task_options
 
 DEMO_TASK = "cifar_amp"
 DEMO_BROKEN = ("stays_on_cpu", "item_every_step", "clip_changed")
@@ -33,12 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"target hardware (default {DEFAULT_TARGET}: torch_xla on this CPU)")
     p.add_argument("--timeout", type=float, help="override each task's time limit (seconds)")
     p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
-    p.add_argument("--task-dir", action="append", type=Path, default=[],
-                   help="a task directory, or a folder of them, outside the package (repeatable)")
     p.add_argument("--unsafe-no-sandbox", action="store_true",  # isolation (issue 9)
                    help="run the graded code without bubblewrap when it is missing (reports say "
                    "sandbox: none; the leaderboard refuses such runs)")
-    tasks_cli._sources_option(p)
+    add_task_options(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("report", help="re-grade a run from its saved traces (runs nothing)",
@@ -65,8 +64,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from gpu2tpu.harness.evaluate import evaluate_predictions
     from gpu2tpu.harness.predictions import PredictionError
 
-    add_task_dirs(args.task_dir)
-    tasks_cli.use_sources(args)
+    apply_task_options(args)
     try:
         summary = evaluate_predictions(args.predictions, args.run_id, args.runs, args.tasks,
                                        args.workers, args.target, args.timeout,

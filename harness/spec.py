@@ -198,17 +198,19 @@ def load_spec(task_dir: Path) -> RunSpec:
 
 def add_task_dirs(dirs: list[Path]) -> None:
     """Make task directories outside the package findable (`--task-dir`): each is a task directory
-    (has task.yaml) or a folder of them. Kept in the environment so child processes see them."""
-    known = [d for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]
+    (has task.yaml) or a folder of them. Kept in the environment so child processes see them; the
+    given ones come first, so a task they hold wins over one of the same id already listed there."""
+    given = []
     for d in dirs:
         path = Path(d).expanduser().resolve()
         if not path.is_dir():
             raise UserError(f"--task-dir {d}: no such directory")
         if not (path / "task.yaml").is_file() and not any(path.glob("*/task.yaml")):
             raise UserError(f"--task-dir {d}: neither a task directory (task.yaml) nor a folder of them")
-        if str(path) not in known:
-            known.append(str(path))
-    os.environ[TASK_DIRS_ENV] = os.pathsep.join(known)
+        if str(path) not in given:
+            given.append(str(path))
+    known = [d for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d and d not in given]
+    os.environ[TASK_DIRS_ENV] = os.pathsep.join(given + known)
 
 
 def _task_homes() -> dict[str, Path]:

@@ -2,8 +2,8 @@
 
 For each task: the gold and every `migrations/alternatives/*.patch` are expected `migrated`; every
 `migrations/broken/<name>.patch` is expected as its `<name>.yaml` says (category, failing, silent).
-Task authors run it on a new task directory (`--task-dir DIR`); the test suite runs it on the
-labelled practice suite."""
+Task authors run it on a new task directory (`--task-dir DIR`, with `--sources DIR` for an upstream
+task's snapshot); the test suite runs it on the labelled practice suite."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ import yaml
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness.criteria import CRITERION_NAMES
-from gpu2tpu.harness.spec import RunSpec, add_task_dirs, find_task, list_tasks
+from gpu2tpu.harness.spec import RunSpec, find_task, list_tasks
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
+from gpu2tpu.harness.task_options import add_task_options, apply_task_options
 
 MIGRATED = "migrated"
 
@@ -129,8 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="grade a task's gold, alternative and broken migrations "
                        "against their labels", description=__doc__)
     p.add_argument("--tasks", nargs="*", help="task ids (default: every task found)")
-    p.add_argument("--task-dir", action="append", type=Path, default=[],
-                   help="a task directory, or a folder of them, outside the package (repeatable)")
+    add_task_options(p)
     p.add_argument("--run-id", default="validate", help="name of the run directory under --runs")
     p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
     p.add_argument("--workers", type=int, default=1)
@@ -139,7 +139,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    add_task_dirs(args.task_dir)
+    apply_task_options(args)
     task_ids = args.tasks or ([_task_id_of(d) for d in args.task_dir if (d / "task.yaml").is_file()]
                               or list_tasks())
     items, verdicts = validate(task_ids, args.runs.expanduser().resolve(), args.run_id, args.workers,
