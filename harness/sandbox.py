@@ -273,21 +273,24 @@ def _wait_with_usage(proc: subprocess.Popen, timeout: float, observer: Observer 
     """proc.wait(timeout), also returning the run's CPU seconds (user + system), sampled from /proc
     for the child and every process below it while it runs (bwrap's own rusage does not include
     the sandboxed tree; without the sandbox the child is the command itself; each process counted
-    once, so no parent's children-time). Sampling every 0.25 s misses at most that much of each
-    process's last moments. Third: the share of the whole machine's CPU capacity that processes
-    outside the run used meanwhile (/proc/stat less the run's own), which tells a machine others
-    keep busy from a run that waits or makes its own load."""
+    once, so no parent's children-time). Sampling every 0.25 s (faster in the first moments)
+    misses at most that much of each process's last moments. Third: the share of the whole
+    machine's CPU capacity that processes outside the run used meanwhile (/proc/stat less the
+    run's own), which tells a machine others keep busy from a run that waits or makes its own
+    load."""
     deadline, ticks = time.monotonic() + timeout, os.sysconf("SC_CLK_TCK")
     seen: dict[int, int] = {}
     machine_start = _machine_cpu()
+    interval = 0.01  # early samples come fast (threads and code of the first moments), then 0.25 s
     while True:
         try:
-            code = proc.wait(timeout=min(0.25, max(0.0, deadline - time.monotonic())))
+            code = proc.wait(timeout=min(interval, max(0.0, deadline - time.monotonic())))
             own = sum(seen.values())
             return code, own / ticks, _others_share(machine_start, _machine_cpu(), own)
         except subprocess.TimeoutExpired:
             if time.monotonic() >= deadline:
                 raise
+        interval = min(0.25, interval * 2)
         if watch is not None and (what := watch()) is not None:
             raise _OverBudget(what)
         tree = [proc.pid, *_descendants(proc.pid)]
