@@ -15,6 +15,39 @@ from gpu2tpu.corpus import TASKS_DIR
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
 
+# Two lanes (README: fast first, then slow). A test is `slow` when it trains real models: it uses
+# one of these fixtures (directly or through another), or says so with @pytest.mark.slow.
+SLOW_FIXTURES = {"practice_run", "real_run_dir", "upstream_run", "attacked", "graded"}
+# Tests that evaluate for real without those fixtures (each took 15 s or more, measured).
+SLOW_TESTS = {"test_walkthrough_verbatim", "test_paths_a_user_can_type",
+              "test_stray_child_ends_at_the_time_limit", "test_scripted_agent_gold_is_migrated",
+              "test_gc_walk_filter_is_graded_tampered_with_its_line_quoted",
+              "test_time_limit_kills_the_process_group",
+              "test_sleeping_steps_are_slow_even_beside_their_own_burners",
+              "test_bundle_round_trip_submit_verify_ranked"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        name = getattr(item, "originalname", None) or item.name
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or name in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _task_dirs_per_test():
+    """`--task-dir` registers folders in the environment (for child processes): a test's own
+    folders never leak into the next test's task list."""
+    from gpu2tpu.harness.spec import TASK_DIRS_ENV
+
+    saved = os.environ.get(TASK_DIRS_ENV)
+    yield
+    if saved is None:
+        os.environ.pop(TASK_DIRS_ENV, None)
+    else:
+        os.environ[TASK_DIRS_ENV] = saved
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # One reference cache per test session, shared by every test (and the processes they start),
     # so each practice task's references are built once and nothing from outside the session is used.
