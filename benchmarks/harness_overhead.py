@@ -9,7 +9,12 @@ Measured side by side in one run on a practice task's gold migration (XLA CPU de
      grader's paths hidden and output through the supervisor's pipes) vs. the same process
      started plainly, times the two processes of an evaluation.
 
-    python benchmarks/harness_overhead.py [--task charlm] [--repeats 5] [--all-cores]
+    python benchmarks/harness_overhead.py [--task charlm] [--repeats 5] [--all-cores] [--tiny]
+
+`--tiny` (CI, tests/test_benchmarks.py): one repeat of each measurement, two sandbox starts, and
+the references built directly instead of by a first whole evaluation; every step still runs once,
+so it takes 1.5-2 minutes on two CPU cores (four XLA runs of the gold migration, at 20-30 s each
+mostly start-up and compilation, and three reference runs).
 """
 
 from __future__ import annotations
@@ -87,17 +92,23 @@ def probe_ratio(task: str, repeats: int) -> tuple[float, float, float]:
     return p, q, q / p
 
 
-def harness_overhead(task: str) -> tuple[float, float, float]:
+def harness_overhead(task: str, warm_evaluation: bool = True) -> tuple[float, float, float]:
     """Wall time of a whole `evaluate` of one prediction (references already cached) minus the
-    wall time of the two processes it starts: the harness's own overhead for that evaluation."""
+    wall time of the two processes it starts: the harness's own overhead for that evaluation.
+    `warm_evaluation=False` (--tiny) caches the references without a first whole evaluation."""
     from gpu2tpu.harness.evaluate import evaluate_predictions
+    from gpu2tpu.harness.execution import ensure_references
+    from gpu2tpu.harness.targets import DEFAULT_TARGET
 
     spec = find_task(task)
     with tempfile.TemporaryDirectory() as tmp:
         preds = Path(tmp) / "p.jsonl"
         preds.write_text(json.dumps({"schema_version": 1, "task_id": task, "agent": "gold",
                                      "patch": (spec.task_dir / "migrations" / "gold.patch").read_text()}))
-        evaluate_predictions(preds, "warm", Path(tmp) / "runs")  # builds the cached references
+        if warm_evaluation:
+            evaluate_predictions(preds, "warm", Path(tmp) / "runs")  # builds the cached references
+        else:
+            ensure_references(spec, get_target(DEFAULT_TARGET), print)
         start = time.monotonic()
         evaluate_predictions(preds, "bench", Path(tmp) / "runs")
         total = time.monotonic() - start
@@ -131,15 +142,19 @@ def sandbox_cost(repeats: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="charlm")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, help="alternating probe runs (default 5; --tiny 1)")
+    parser.add_argument("--tiny", action="store_true",
+                        help="each measurement once, references built without a first evaluation (CI)")
     parser.add_argument("--sandbox-only", action="store_true", help="measure only the sandbox's cost")
     parser.add_argument("--all-cores", action="store_true",
                         help="do not pin the runs to one core (pinning cuts scheduling noise)")
     args = parser.parse_args()
+    if args.repeats is None:
+        args.repeats = 1 if args.tiny else 5
     if not args.all_cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # inherited by every run
     os.environ.setdefault("GPU2TPU_CACHE", tempfile.mkdtemp(prefix="gpu2tpu-bench-cache-"))
-    plain_s, boxed_s = sandbox_cost(max(5, args.repeats * 2))
+    plain_s, boxed_s = sandbox_cost(2 if args.tiny else max(5, args.repeats * 2))
     print(f"process start: plain {plain_s * 1e3:.0f} ms, in the sandbox {boxed_s * 1e3:.0f} ms: "
           f"sandbox cost {(boxed_s - plain_s) * 1e3:.0f} ms per process, "
           f"{2 * (boxed_s - plain_s) * 1e3:.0f} ms per evaluation (two processes)")
@@ -151,7 +166,7 @@ def main() -> None:
         f"steady-state step time: plain {plain * 1e3:.2f} ms, probed {probed * 1e3:.2f} ms, "
         f"ratio {ratio:.3f} (target <= 1.02)"
     )
-    total, processes, overhead = harness_overhead(args.task)
+    total, processes, overhead = harness_overhead(args.task, warm_evaluation=not args.tiny)
     print(
         f"evaluation of the gold prediction: {total:.2f} s in all, {processes:.2f} s in its two "
         f"processes, harness overhead {overhead:.2f} s (target <= 1 s)"

@@ -1,18 +1,20 @@
 """Leaderboard page weight and time to first render at scale.
 
-    .venv/bin/python benchmarks/site_bench.py [--agents 200] [--tasks 160] [--attempts 5]
+    .venv/bin/python benchmarks/site_bench.py [--agents 200] [--tasks 160] [--attempts 5] [--tiny]
 
 Builds a synthetic store (every agent x task x attempt, five criteria with evidence lines each),
 writes the page with `build_site`, and prints: build time, index.html size (raw and gzip), the
 details/ folder (total, median per agent), and in headless Chromium (Playwright, the distribution's
 browser): first contentful paint, time until the page's script has drawn everything, and the time
-to open one agent's drill-down.
+to open one agent's drill-down. `--tiny` (CI, tests/test_benchmarks.py): 5 agents x 4 tasks x 2
+attempts, every step (the browser's too) in a few seconds.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import shutil
 import statistics
 import sys
@@ -29,6 +31,9 @@ from leaderboard_bench import synthetic_batch  # noqa: E402
 from gpu2tpu.leaderboard import prices  # noqa: E402
 from gpu2tpu.leaderboard.schema import ROLLUP_TABLES, open_read_only, open_writable, rollup_select  # noqa: E402
 from gpu2tpu.leaderboard.site import build_site  # noqa: E402
+
+FULL = {"agents": 200, "tasks": 160, "attempts": 5}
+TINY = {"agents": 5, "tasks": 4, "attempts": 2}
 
 EVIDENCE_SQL = """
 INSERT INTO evidence BY NAME
@@ -100,11 +105,17 @@ def browser_times(index: Path, chromium: str) -> tuple[float, float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--agents", type=int, default=200)
-    ap.add_argument("--tasks", type=int, default=160)
-    ap.add_argument("--attempts", type=int, default=5)
-    ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    ap.add_argument("--agents", type=int)
+    ap.add_argument("--tasks", type=int)
+    ap.add_argument("--attempts", type=int)
+    ap.add_argument("--chromium", default=os.environ.get("GPU2TPU_CHROMIUM") or shutil.which("chromium")
+                    or "/usr/bin/chromium")
+    ap.add_argument("--tiny", action="store_true",
+                    help="5 agents x 4 tasks x 2 attempts (CI); explicit sizes still win")
     args = ap.parse_args()
+    for name, value in (TINY if args.tiny else FULL).items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     with tempfile.TemporaryDirectory(prefix="gpu2tpu-site-bench-") as tmp:
         db = Path(tmp) / "bench.duckdb"
         t0 = time.perf_counter()
@@ -116,7 +127,7 @@ def main() -> None:
         t1 = time.perf_counter()
         index = build_site(con, Path(tmp) / "site")
         con.close()
-        print(f"build_site: {time.perf_counter() - t1:.1f} s")
+        print(f"build_site: {time.perf_counter() - t1:.2f} s")
         raw = index.read_bytes()
         print(f"index.html: {len(raw) / 1e3:,.0f} kB raw, {len(gzip.compress(raw)) / 1e3:,.0f} kB gzip")
         chunks = sorted(p.stat().st_size for p in (index.parent / "details").iterdir())

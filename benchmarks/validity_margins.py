@@ -10,6 +10,10 @@ same-seed drift and the cross-seed spread, and every verdict that differs from i
 
     python benchmarks/validity_margins.py RUN_DIR [RUN_DIR ...]
     (RUN_DIR: runs/<run_id> as written by `gpu2tpu validate --runs runs --run-id <run_id>`)
+    python benchmarks/validity_margins.py --tiny [--task charlm]
+    (CI, tests/test_benchmarks.py: grades the task's gold and one broken migration into a temporary
+    run directory first, as `validate` does, then tabulates it; on two CPU cores about 40 s with
+    the task's references cached, a minute more to build them)
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import json
 import math
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -72,22 +77,58 @@ def margins(run_dirs: list[Path], regrade: bool = True) -> dict[str, Any]:
     return out
 
 
+def tiny_run(task: str, root: Path) -> Path:
+    """Grade `task`'s gold and its first broken migration labelled failing numerics (so both
+    columns have a signal) into root/runs/tiny, as `gpu2tpu validate` does; the run directory."""
+    from gpu2tpu.harness.evaluate import evaluate_predictions
+    from gpu2tpu.harness.spec import find_task
+    from gpu2tpu.harness.validate import labelled_migrations
+
+    items = labelled_migrations(find_task(task))
+    broken = [m for m in items if m.agent.startswith("broken-")]
+    if not broken:
+        sys.exit(f"{task} has no broken migration to tabulate against its gold")
+    chosen = [items[0], next((m for m in broken if "numerics" in m.failing), broken[0])]
+    preds = root / "tiny.jsonl"
+    preds.write_text("".join(json.dumps({"schema_version": 1, "task_id": m.task_id, "agent": m.agent,
+                                         "patch": m.patch, "claimed_success": True}) + "\n"
+                             for m in chosen))
+    summary = evaluate_predictions(preds, "tiny", root / "runs", workers=2)
+    if summary["errors"]:
+        sys.exit(f"tiny run failed: {summary['errors']}")
+    return root / "runs" / "tiny"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("run_dirs", nargs="+", type=Path)
+    ap.add_argument("run_dirs", nargs="*", type=Path)
     ap.add_argument("--stored", action="store_true",
                     help="use the verdicts stored in report.json (default: regrade with this grader)")
+    ap.add_argument("--tiny", action="store_true",
+                    help="grade one task's gold and one broken migration first, and tabulate that run")
+    ap.add_argument("--task", default="charlm", help="the task --tiny grades (default: charlm)")
     args = ap.parse_args(argv)
-    table = margins(args.run_dirs, regrade=not args.stored)
+    if args.tiny == bool(args.run_dirs):
+        ap.error("give RUN_DIR(s) or --tiny, one of the two")
+    if args.tiny:
+        with tempfile.TemporaryDirectory(prefix="gpu2tpu-margins-") as tmp:
+            return tabulate([tiny_run(args.task, Path(tmp))], args.stored)
+    return tabulate(args.run_dirs, args.stored)
+
+
+def tabulate(run_dirs: list[Path], stored: bool) -> int:
+    table = margins(run_dirs, regrade=not stored)
     for task in sorted(table):
         info = table[task]
         print(f"\n## {task}")
         for band, drift, spread in info["band"]:
             print(f"curve band {band}; gold same-seed drift {drift}; cross-seed spread {spread}")
-        print(f"{'signal':<16}{'limit':>10}  {'farthest correct':>16}  {'nearest broken':>14}  who")
+        width = max([16, *(len(name) + 1 for name in info["signals"])])
+        print(f"{'signal':<{width}}{'limit':>10}  {'farthest correct':>16}  {'nearest broken':>14}  who")
         for name, e in sorted(info["signals"].items()):
-            c, b = e["correct"], e["broken"]
-            print(f"{name:<16}{e['limit'] if e['limit'] is not None else '-':>10}  {c[0]:>16.3g}  "
+            c, b, limit = e["correct"], e["broken"], e["limit"]
+            shown = f"{limit:.4g}" if isinstance(limit, (int, float)) else str(limit or "-")
+            print(f"{name:<{width}}{shown:>10}  {c[0]:>16.3g}  "
                   f"{b[0]:>14.3g}  correct: {c[1] or '-'}; broken: {b[1] or '-'}")
         graded = defaultdict(set)
         for _run, agent, category in info["verdicts"]:

@@ -1,0 +1,147 @@
+"""Every script in benchmarks/ runs at its tiny size (`--tiny`) so none can rot: each exits 0 and
+prints the lines it is meant to print, with well-formed numbers (finite; positive where they
+measure something). Never whether a benchmark meets its target: the machine may be busy.
+
+The two that train real models on the XLA CPU device (harness_overhead, validity_margins) share
+one reference cache, so charlm's references are built once (1.5-2 minutes, then under a minute)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.bench
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+N = r"([-+]?(?:inf|nan|\d[\d,]*(?:\.\d*)?(?:e[-+]?\d+)?))"  # one printed number, captured
+CHROMIUM = os.environ.get("GPU2TPU_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def bench_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One reference cache for this module's benchmarks, in tmp (never the user's)."""
+    return tmp_path_factory.mktemp("bench-cache")
+
+
+def run_bench(script: str, *args: str, tmp: Path, cache: Path, timeout: float = 300) -> str:
+    """Run benchmarks/`script` in a fresh directory under tmp; its stdout (exit 0 asserted)."""
+    cwd = tmp / "cwd"
+    cwd.mkdir()
+    env = {**os.environ, "GPU2TPU_CACHE": str(cache), "GPU2TPU_DB": str(tmp / "default.duckdb")}
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, (f"{script} {' '.join(args)} exited {proc.returncode}\n"
+                                  f"stdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+def numbers(pattern: str, out: str) -> list[float]:
+    """The numbers the first line matching `pattern` captures (each finite)."""
+    match = re.search(pattern, out, re.MULTILINE)
+    assert match, f"no line matching {pattern!r} in:\n{out}"
+    values = [float(group.replace(",", "")) for group in match.groups()]
+    assert all(math.isfinite(v) for v in values), (match.group(0), values)
+    return values
+
+
+def positive(values: list[float]) -> None:
+    assert all(v > 0 for v in values), values
+
+
+def non_negative(values: list[float]) -> None:
+    assert all(v >= 0 for v in values), values
+
+
+def test_leaderboard_bench(tmp_path: Path, bench_cache: Path) -> None:
+    from gpu2tpu.leaderboard.queries import VIEWS
+
+    out = run_bench("leaderboard_bench.py", "--tiny", tmp=tmp_path, cache=bench_cache)
+    positive(numbers(rf"^rows: {N} evaluations +\({N} agents, {N} tasks\)", out))
+    rate, _load_s = numbers(rf"^ingest: {N} rows/s into DuckDB via Arrow \({N} s load", out)
+    positive([rate])
+    views = re.findall(rf"^view (\w+) +first +{N} ms +median +{N} ms +\({N} rows\)", out, re.MULTILINE)
+    assert sorted(v[0] for v in views) == sorted(VIEWS), out
+    for _, first, median, _rows in views:
+        positive([float(first), float(median)])
+    positive(numbers(rf"^slowest view median: {N} ms \(goal < 200 ms\)", out))
+    export_s, exported, load_s, view_ms = numbers(rf"^export: {N} s \({N} rows to parquet\); --from "
+                                                  rf"load {N} s; agents view from export {N} ms", out)
+    non_negative([export_s, load_s])  # two decimals: 0.00 s is possible at this size
+    positive([exported, view_ms])
+    # the last step: one submit's transaction through ingest._write (its signature broke it once)
+    evidence, rows, ms = numbers(rf"^incremental submit of 50 evaluations \({N} evidence lines\) into the "
+                                 rf"{N}-row store: {N} ms", out)
+    positive([evidence, ms])
+    assert rows == 2000
+
+
+def test_site_bench(tmp_path: Path, bench_cache: Path) -> None:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set GPU2TPU_CHROMIUM)")
+    out = run_bench("site_bench.py", "--tiny", "--chromium", CHROMIUM, tmp=tmp_path, cache=bench_cache)
+    positive(numbers(rf"^store: {N} evaluations, {N} evidence lines", out))
+    non_negative(numbers(rf"^build_site: {N} s", out))  # 0.00 s is possible at this size
+    positive(numbers(rf"^index.html: {N} kB raw, {N} kB gzip", out))
+    positive(numbers(rf"^details/: {N} files, {N} MB total, median {N} kB per agent", out)[::2])
+    positive(numbers(rf"^chromium: first contentful paint {N} ms, everything drawn {N} ms after "
+                     rf"navigation; one agent's drill-down {N} ms", out))
+
+
+def test_omp_wait_policy(tmp_path: Path, bench_cache: Path) -> None:
+    out = run_bench("omp_wait_policy.py", "--tiny", tmp=tmp_path, cache=bench_cache)
+    for policy in ("default", "PASSIVE"):
+        # alone wall, alone CPU, loaded wall, loaded CPU, and the two ratios loaded / alone
+        cells = numbers(rf"^{policy} +{N}s +{N}s +{N}s +{N}s +{N} +{N}$", out)
+        positive(cells)
+        # the ratios are of the unrounded times
+        assert cells[4] == pytest.approx(cells[2] / cells[0], rel=0.05), cells
+        assert cells[5] == pytest.approx(cells[3] / cells[1], rel=0.05), cells
+
+
+def test_scan_corpus(tmp_path: Path, bench_cache: Path) -> None:
+    out = run_bench("scan_corpus.py", "--tiny", "--repeat", "2", "--json", str(tmp_path / "scan.json"),
+                    tmp=tmp_path, cache=bench_cache)
+    assert len(re.findall(rf"^bench-owner/tiny-\d +{N}s +{N} files +{N} py lines$", out, re.MULTILINE)) == 2
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["records"] == 2
+    positive([summary[k] for k in ("total_scan_s", "wall_s", "median_s", "max_s", "python_lines")])
+    written = json.loads((tmp_path / "scan.json").read_text())
+    assert written["records"] == 2 and len(written["rows"]) == 2
+
+
+@pytest.mark.slow
+def test_harness_overhead(tmp_path: Path, bench_cache: Path) -> None:
+    out = run_bench("harness_overhead.py", "--tiny", tmp=tmp_path, cache=bench_cache, timeout=900)
+    plain, boxed, _cost, _per_evaluation = numbers(  # a difference: noise may make it negative
+        rf"^process start: plain {N} ms, in the sandbox {N} ms: sandbox cost {N} ms per process, "
+        rf"{N} ms per evaluation", out)
+    positive([plain, boxed])
+    positive(numbers(rf"^steady-state step time: plain {N} ms, probed {N} ms, ratio {N} \(target", out))
+    total, processes, _overhead = numbers(
+        rf"^evaluation of the gold prediction: {N} s in all, {N} s in its two processes, "
+        rf"harness overhead {N} s", out)
+    positive([total, processes])
+
+
+@pytest.mark.slow
+def test_validity_margins(tmp_path: Path, bench_cache: Path) -> None:
+    out = run_bench("validity_margins.py", "--tiny", tmp=tmp_path, cache=bench_cache, timeout=900)
+    assert "\n## charlm\n" in out, out
+    positive(numbers(rf"^curve band {N}; gold same-seed drift {N}; cross-seed spread {N}$", out))
+    rows = re.findall(rf"^(\w+) +{N} +{N} +{N}  correct: ", out, re.MULTILINE)
+    assert rows, out
+    for _signal, limit, correct, broken in rows:
+        assert all(not math.isnan(float(v)) for v in (limit, correct, broken)), rows
+    # the curve: value/limit of the gold and of the broken migration (bf16 parameters), both measured
+    curve = {r[0]: r for r in rows}["curve"]
+    positive([float(v) for v in curve[1:]])
+    assert all(math.isfinite(float(v)) for v in curve[1:]), curve
+    assert re.search(r"^verdicts that changed between runs: ", out, re.MULTILINE), out
