@@ -126,6 +126,18 @@ def _own_path(controller: str) -> str | None:
     return None
 
 
+def _sweep(base: Path) -> None:
+    """Remove the empty cgroups that runs of a harness process no longer alive left behind
+    (killed before it could remove them); a cgroup still in use refuses rmdir."""
+    for d in base.glob("gpu2tpu-*-*"):
+        pid = d.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+
+
 def _v2_dirs(name: str) -> dict[str, Path]:
     own = _own_path("")
     for mount in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
@@ -135,6 +147,7 @@ def _v2_dirs(name: str) -> dict[str, Path]:
         try:
             if not {"memory", "pids"} <= set((base / "cgroup.subtree_control").read_text().split()):
                 continue
+            _sweep(base)
             d = base / name
             d.mkdir()
             return {"memory": d, "pids": d}
@@ -151,6 +164,7 @@ def _v1_dirs(name: str) -> dict[str, Path]:
         try:
             if own is None or not (base / "cgroup.procs").exists():
                 raise OSError(ctl)
+            _sweep(base)
             (base / name).mkdir()
             dirs[ctl] = base / name
         except OSError:

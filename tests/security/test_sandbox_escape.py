@@ -204,3 +204,18 @@ def test_bundled_bwrap_alone_runs_the_sandbox(tmp_path: Path, monkeypatch: pytes
     work.mkdir()
     out, res = _candidate("import torch, os; print('RAN', os.getuid())", work)
     assert res.exit_code == 0 and "RAN 1000" in out, out
+
+
+def test_cgroups_left_by_a_killed_harness_are_swept() -> None:
+    group = budget.RunCgroup.create(budget.Budget())
+    if group is None:
+        pytest.skip("no cgroup can be made here: budgets fall back to rlimits (tested above)")
+    base = group.dirs["pids"].parent
+    group.remove()
+    dead = 4_194_304 + 1  # above any pid_max: no such process
+    stale = base / f"gpu2tpu-{dead}-deadbeef"
+    stale.mkdir()
+    again = budget.RunCgroup.create(budget.Budget())
+    assert again is not None
+    again.remove()
+    assert not stale.exists()
