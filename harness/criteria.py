@@ -87,7 +87,9 @@ def runs(i: Inputs) -> CriterionResult:
     if proc.get("patch_rejected"):
         res.check(False, f"migration not applied: {proc['patch_rejected']}", "patch_rejected")
         return res
-    check_scan(res, cand.scan)  # what the patch adds, scanned before it ran (tamper_scan.py)
+    # what the patch adds, scanned before it ran (tamper_scan.py); a harness that keeps kernel
+    # views (kernel.json, listed for this run or its gold) kept scans before them: one is expected
+    check_scan(res, cand.scan, expected=cand.kernel is not None or i.gold.kernel is not None)
     if proc.get("timed_out"):
         gold_wall = float(i.gold.process.get("wall_s") or 0.0)
         limit = spec.time_limit(gold_wall)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.harness.report import GOLD, KERNEL, Report, ReportError, RunLayout, seed_dir
+from gpu2tpu.harness.report import GOLD, KERNEL, SCAN, Report, ReportError, RunLayout, seed_dir
 from gpu2tpu.harness.spec import RunSpec, find_task
 from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.trace import RunRecord
@@ -26,8 +26,10 @@ def grade_evaluation(spec: RunSpec, layout: RunLayout, eval_dir: Path, report: R
     refs = [RunRecord.load(ref_dir / seed_dir(s)) for s in spec.seeds]
     gold = RunRecord.load(ref_dir / GOLD)
     cand = RunRecord.load(eval_dir)
-    # a kernel view counts only where report.json lists it (so its hash was checked): one left
-    # on disk but unlisted could say anything
+    # a kernel view or a scan counts only where report.json lists it (so its hash was checked):
+    # one left on disk but unlisted could say anything (a clean scan copied over a flagged one)
+    if SCAN not in report.files:
+        cand.scan = None
     ref_rel = str(report.reference["dir"]).rstrip("/")
     for rec, rel in ((cand, KERNEL), (gold, f"{ref_rel}/{GOLD}/{KERNEL}"),
                      *((r, f"{ref_rel}/{seed_dir(s)}/{KERNEL}") for r, s in zip(refs, spec.seeds))):

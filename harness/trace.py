@@ -119,19 +119,21 @@ def _num(value: Any) -> float:
 @dataclass
 class RunRecord:
     """One run's evidence: process facts (harness-observed), its trace, its goal metric and, for a
-    candidate, the static scan of its patch (empty where none was made)."""
+    candidate, the static scan of its patch. A file not on disk is None; regrade also sets None
+    for one report.json does not list (its hash unchecked, it could say anything)."""
 
     process: dict[str, Any]
     trace: Trace
     goal: dict[str, Any]
-    scan: dict[str, Any] = field(default_factory=dict)
+    scan: dict[str, Any] | None = None  # scan.json: the static scan of a candidate's patch
     kernel: dict[str, Any] | None = None  # kernel.json: what the kernel saw, recorded from outside
 
     @classmethod
     def load(cls, run_dir: Path) -> RunRecord:
         return cls(process=read_json(run_dir / "process.json"),
                    trace=Trace.load(run_dir / "trace.jsonl"),
-                   goal=read_json(run_dir / "goal.json"), scan=read_json(run_dir / "scan.json"),
+                   goal=read_json(run_dir / "goal.json"),
+                   scan=read_json(run_dir / "scan.json") if (run_dir / "scan.json").exists() else None,
                    kernel=read_json(run_dir / "kernel.json") if (run_dir / "kernel.json").exists()
                    else None)
 

@@ -17,7 +17,7 @@ from security_attacks import prediction
 
 from gpu2tpu.harness.evaluate import evaluate_predictions
 from gpu2tpu.harness.regrade import regrade_report
-from gpu2tpu.harness.report import KERNEL, ReportError
+from gpu2tpu.harness.report import KERNEL, SCAN, ReportError
 from gpu2tpu.harness.spec import find_task
 from gpu2tpu.harness.workspace import apply_patch
 
@@ -166,3 +166,21 @@ def test_a_run_recorded_before_the_kernel_view_still_regrades(graded: dict, tmp_
     assert verdict["migrated"] is True
     line = _supervisor({"verdict": verdict})[0]
     assert line["ok"] and "supervisor evidence absent" in line["text"]
+
+
+def test_a_run_recorded_before_the_scan_still_regrades(graded: dict, tmp_path: Path) -> None:
+    """Neither scan.json nor any kernel view, as runs recorded before the harness kept them: the
+    gold's migration is still migrated, and each source says its evidence is absent."""
+    run = tmp_path / "forged"
+    shutil.copytree(graded["run"], run)
+    path = run / graded["reports"]["gold"].relative_to(graded["run"])
+    report = json.loads(path.read_text())
+    for name in [n for n in report["files"] if n == SCAN or n.endswith(KERNEL)]:
+        del report["files"][name]
+        (run / name if name.startswith("references/") else path.parent / name).unlink()
+    path.write_text(json.dumps(report))
+    verdict = regrade_report(path)
+    assert verdict["migrated"] is True
+    (scan,) = [e for e in verdict["criteria"]["runs"]["evidence"] if e.get("source") == "static-scan"]
+    assert scan["ok"] and "static-scan evidence absent" in scan["text"]
+    assert "supervisor evidence absent" in _supervisor({"verdict": verdict})[0]["text"]

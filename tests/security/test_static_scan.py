@@ -207,9 +207,18 @@ def test_findings_are_tampered_evidence_with_their_source(tmp_path: Path) -> Non
     clean = CriterionResult("runs")
     check_scan(clean, {"findings": [], "added_lines": 3})
     assert clean.passed and clean.evidence[0]["source"] == "static-scan"
-    none = CriterionResult("runs")
-    check_scan(none, {})  # runs graded before the scan existed, and references
-    assert none.evidence == []
+    before = CriterionResult("runs")
+    check_scan(before, None)  # a run recorded before the harness kept scans: said, not failed
+    assert before.passed and len(before.evidence) == 1 and before.evidence[0]["source"] == "static-scan"
+    assert "static-scan evidence absent" in before.evidence[0]["text"]
+    dropped = CriterionResult("runs")
+    check_scan(dropped, None, expected=True)  # the harness keeps one: its absence fails
+    assert [(e["ok"], e["category"], e["source"]) for e in dropped.evidence] == [
+        (False, "infra", "static-scan")]
+    assert "the evaluation is incomplete" in dropped.evidence[0]["text"]
+    malformed = CriterionResult("runs")
+    check_scan(malformed, {"findings": "none"})
+    assert not malformed.passed
 
 
 def test_every_rule_is_described() -> None:
@@ -274,12 +283,13 @@ except Exception:
 '''
 
 
-def test_gc_walk_filter_is_graded_tampered_with_its_line_quoted(tmp_path: Path) -> None:
-    """The gold migration of cifar_amp plus a heap walk that filters the Recorder's output: a real
-    evaluation grades it tampered on the static scan's evidence, and so does `gpu2tpu report`."""
+@pytest.fixture(scope="module")
+def gc_walk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The gold migration of cifar_amp plus a heap walk that filters the Recorder's output,
+    evaluated for real: its report.json."""
     from gpu2tpu.harness.evaluate import evaluate_predictions
-    from gpu2tpu.harness.regrade import regrade_report
 
+    tmp_path = tmp_path_factory.mktemp("gc-walk")
     spec = find_task("cifar_amp")
     work = project_copy(spec, tmp_path / "attack")
     ws = apply_patch(spec, spec.gold_patch.read_text())
@@ -293,17 +303,82 @@ def test_gc_walk_filter_is_graded_tampered_with_its_line_quoted(tmp_path: Path) 
     preds = tmp_path / "preds.jsonl"
     preds.write_text(prediction("gc-filter", patch=diff_dirs(spec.project_dir, work)))
     summary = evaluate_predictions(preds, "static-scan", tmp_path / "runs", workers=1)
-    report_path = tmp_path / "runs" / "static-scan" / summary["evaluations"][0]
-    report = json.loads(report_path.read_text())
+    return tmp_path / "runs" / "static-scan" / summary["evaluations"][0]
+
+
+def _scan_lines(verdict: dict) -> list[dict]:
+    return [e for e in verdict["criteria"]["runs"]["evidence"] if e.get("source") == "static-scan"]
+
+
+def _copy_run(report_path: Path, dest: Path) -> Path:
+    """A copy of the evaluation's whole run directory; the copied report.json."""
+    run = report_path.parents[2]
+    shutil.copytree(run, dest / run.name)
+    return dest / run.name / report_path.relative_to(run)
+
+
+@pytest.mark.slow
+def test_gc_walk_filter_is_graded_tampered_with_its_line_quoted(gc_walk: Path) -> None:
+    """A real evaluation grades it tampered on the static scan's evidence, and so does
+    `gpu2tpu report`."""
+    from gpu2tpu.harness.regrade import regrade_report
+
+    report = json.loads(gc_walk.read_text())
     verdict = report["verdict"]
     assert verdict["migrated"] is False and verdict["category"] == "tampered", verdict
-    lines = [e for e in verdict["criteria"]["runs"]["evidence"] if e.get("source") == "static-scan"]
+    lines = _scan_lines(verdict)
     texts = " | ".join(e["text"] for e in lines)
     assert "adds `for obj in gc.get_objects():`" in texts and all(not e["ok"] for e in lines), texts
     assert SCAN in report["files"]  # hashed with the evaluation's other files
-    saved = json.loads((report_path.parent / SCAN).read_text())
+    saved = json.loads((gc_walk.parent / SCAN).read_text())
     assert {f["rule"] for f in saved["findings"]} >= {"heap-walk", "probe-names"}
-    assert regrade_report(report_path) == verdict
+    assert regrade_report(gc_walk) == verdict
+
+
+@pytest.mark.slow
+def test_an_unlisted_scan_is_not_read(gc_walk: Path, tmp_path: Path) -> None:
+    """A clean scan.json copied over the flagged one fails its hash; taken out of report.json's
+    list as well, it is not read, and a scan missing from a run whose harness keeps scans (its
+    kernel views are listed) is a failing line, not a silent pass."""
+    from gpu2tpu.harness.regrade import regrade_report
+    from gpu2tpu.harness.report import ReportError
+
+    copy = _copy_run(gc_walk, tmp_path)
+    saved = json.loads((copy.parent / SCAN).read_text())
+    (copy.parent / SCAN).write_text(json.dumps({**saved, "findings": []}))
+    with pytest.raises(ReportError, match=SCAN):
+        regrade_report(copy)
+    report = json.loads(copy.read_text())
+    del report["files"][SCAN]
+    copy.write_text(json.dumps(report))
+    verdict = regrade_report(copy)
+    assert verdict["migrated"] is False
+    assert [(e["ok"], e["category"]) for e in _scan_lines(verdict)] == [(False, "infra")]
+    assert "the evaluation is incomplete" in _scan_lines(verdict)[0]["text"]
+    (copy.parent / SCAN).unlink()  # deleted, not just unlisted: the same
+    assert regrade_report(copy) == verdict
+
+
+@pytest.mark.slow
+def test_a_run_recorded_before_the_scan_regrades_with_the_evidence_absent(gc_walk: Path,
+                                                                         tmp_path: Path) -> None:
+    """Neither scan.json nor any kernel view (the harness kept neither then): one passing line
+    says the static-scan evidence is absent, as the supervisor's says its own is."""
+    from gpu2tpu.harness.regrade import regrade_report
+    from gpu2tpu.harness.report import KERNEL
+
+    copy = _copy_run(gc_walk, tmp_path)
+    report = json.loads(copy.read_text())
+    run = copy.parents[2]
+    for name in [n for n in report["files"] if n == SCAN or n.endswith(KERNEL)]:
+        del report["files"][name]
+        (run / name if name.startswith("references/") else copy.parent / name).unlink()
+    copy.write_text(json.dumps(report))
+    verdict = regrade_report(copy)
+    (line,) = _scan_lines(verdict)
+    assert line["ok"] and "static-scan evidence absent" in line["text"], line
+    hardware = verdict["criteria"]["hardware"]["evidence"]
+    assert any("supervisor evidence absent" in e["text"] for e in hardware)
 
 
 def test_the_scan_is_bounded(tmp_path: Path) -> None:
