@@ -87,7 +87,8 @@ def submit(run_dir: Path, metadata_path: Path, db: Path, *, trust: str = SELF_RE
     entries = load_entries(Path(metadata_path).expanduser())
     known_revisions = price_table.known_corpus_revisions()
     reports = [
-        check_report(run_dir, p, tuple(KNOWN_HARNESS_VERSIONS), known_revisions)
+        check_report(run_dir, p, tuple(KNOWN_HARNESS_VERSIONS), known_revisions,
+                     require_evidence=trust == VERIFIED)
         for p in find_reports(run_dir)
     ]
     agents = {str(e["agent"]) for e in entries}

@@ -90,6 +90,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("runtime", pa.string()),
             ("trust", pa.string()),
             ("reference_status", pa.string()),
+            ("evidence_absent", pa.list_(pa.string())),
         ]
     ),
     "evidence": pa.schema(
@@ -101,6 +102,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("ok", pa.bool_()),
             ("text", pa.string()),
             ("category", pa.string()),
+            ("source", pa.string()),
         ]
     ),
     "reference_files": pa.schema(
@@ -231,6 +233,8 @@ def evaluation_row(
         "goal_value": _float(goal.get("value")),
         "runtime": json.dumps(public_json(d.get("runtime")), sort_keys=True),
         "trust": trust,
+        # evidence files the run lacks because its harness predates them (runfiles.recorded_before)
+        "evidence_absent": list(report.evidence_absent),
     }
     for name in CRITERIA:
         row[name] = bool(criteria[name].get("passed"))
@@ -253,6 +257,8 @@ def evidence_rows(eval_id: str, verdict: dict[str, Any]) -> list[dict[str, Any]]
                     "ok": line.get("ok"),
                     "text": public_text(line.get("text", "")),
                     "category": line.get("category"),
+                    # in-process, supervisor or static-scan: where the line's evidence came from
+                    "source": _public(line.get("source")),
                 }
             )
     return rows

@@ -14,7 +14,16 @@ from typing import Any
 import yaml
 
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.report import EVALUATION_FILES, GOAL, PATCH, Report, ReportError, RunLayout
+from gpu2tpu.harness.report import (
+    EVALUATION_FILES,
+    GOAL,
+    KERNEL,
+    PATCH,
+    SCAN,
+    Report,
+    ReportError,
+    RunLayout,
+)
 from gpu2tpu.harness.sandbox import require_sandboxed
 from gpu2tpu.leaderboard.safetext import IDENTITY_FIELDS, UnsafeName, check_name
 
@@ -33,6 +42,10 @@ REQUIRED_REPORT_KEYS = (
 )
 TRACE = "trace.jsonl"
 PROCESS = "process.json"
+# Evidence a harness writes since it began keeping it (harness_version did not change then):
+# scan.json for the evaluation (the static scan, before the run), kernel.json for every run
+# (candidate and references: the supervisor's kernel view). Scans came first.
+EVIDENCE_FILES = (SCAN, KERNEL)
 
 
 class SubmissionRefused(Exception):
@@ -46,6 +59,9 @@ class ReportFile:
     data: dict[str, Any]
     report: Report
     file_hashes: dict[str, str] = field(default_factory=dict)  # name in `files` -> verified sha256
+    # EVIDENCE_FILES the run lacks because the harness that recorded it predates them (stored with
+    # the evaluation, so such runs stay marked)
+    evidence_absent: list[str] = field(default_factory=list)
 
 
 def load_entries(path: Path) -> list[dict[str, Any]]:
@@ -123,13 +139,25 @@ def find_reports(run_dir: Path) -> list[Path]:
     return paths
 
 
+def recorded_before(files: dict[str, Any]) -> list[str]:
+    """The EVIDENCE_FILES a run lacks because the harness that recorded it predates them, read from
+    its own list (every harness so far says 0.1.0): a kernel view listed anywhere, the candidate's
+    or a reference's, means the harness kept both; a scan alone, that it predates kernel views."""
+    if any(Path(name).name == KERNEL for name in files):
+        return []
+    return [KERNEL] if SCAN in files else [SCAN, KERNEL]
+
+
 def check_report(
     run_dir: Path,
     path: Path,
     known_harness: tuple[str, ...],
     known_revisions: set[str],
+    require_evidence: bool = False,
 ) -> ReportFile:
-    """Load one report and verify versions and the hash of every file it lists."""
+    """Load one report and verify versions and the hash of every file it lists. With
+    `require_evidence` (runs the maintainers evaluated with this harness) every evidence file is
+    required; otherwise those a run recorded before them lacks are marked (`evidence_absent`)."""
     data = _read_json(path)
     missing = [k for k in REQUIRED_REPORT_KEYS if k not in data]
     if missing:
@@ -169,14 +197,40 @@ def check_report(
         raise SubmissionRefused(str(exc)) from exc
     report = ReportFile(path=path, rel=path.relative_to(layout.root).as_posix(), data=data,
                         report=typed, file_hashes=hashes)
-    required = [PROCESS, GOAL, PATCH] if _never_ran(run_dir, path, files) else [*EVALUATION_FILES]
+    never_ran = _never_ran(run_dir, path, files)
+    required = [PROCESS, GOAL, PATCH] if never_ran else [*EVALUATION_FILES]
     unlisted = [name for name in required if name not in files]
     if unlisted:
         raise SubmissionRefused(
             f"{path} does not list {', '.join(unlisted)}: every file an evaluation writes must be "
             "listed with its sha256; submit the run exactly as `gpu2tpu evaluate` wrote it"
         )
+    report.evidence_absent = [] if require_evidence else recorded_before(files)
+    _check_evidence(report, never_ran, require_evidence)
     return report
+
+
+def _check_evidence(report: ReportFile, never_ran: bool, required: bool) -> None:
+    """Every evidence file the run's harness writes is listed: scan.json and kernel.json for a
+    candidate that ran, kernel.json for each reference run the report lists files of."""
+    files = report.data["files"]
+    kept = [name for name in EVIDENCE_FILES if name not in report.evidence_absent]
+    needed = [] if never_ran else list(kept)
+    ref_dir = str((report.data.get("reference") or {}).get("dir") or "").rstrip("/")
+    if KERNEL in kept and ref_dir:
+        runs = sorted({name[len(ref_dir) + 1:].split("/")[0] for name in files
+                       if name.startswith(ref_dir + "/") and name.count("/") > ref_dir.count("/") + 1})
+        needed += [f"{ref_dir}/{run}/{KERNEL}" for run in runs]
+    missing = [name for name in needed if name not in files]
+    if missing:
+        why = ("a verified run is evaluated by this harness, which writes them" if required else
+               "the harness that graded it writes them (it lists "
+               f"{'a kernel view' if KERNEL in kept else SCAN})")
+        raise SubmissionRefused(
+            f"{report.path}: evaluation {report.report.label} does not list {', '.join(missing)}: "
+            f"{why}; every evidence file must be listed with its sha256. Submit the run exactly "
+            "as `gpu2tpu evaluate` wrote it"
+        )
 
 
 def _never_ran(run_dir: Path, path: Path, files: dict[str, Any]) -> bool:

@@ -229,7 +229,17 @@ _V4 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4)
+_V5 = Migration(
+    5,
+    "evidence.source (in-process, supervisor, static-scan); evaluations.evidence_absent (evidence "
+    "files a run lacks because its harness predates them)",
+    (
+        "ALTER TABLE evidence ADD COLUMN source VARCHAR",  # earlier rows: not stored (NULL)
+        "ALTER TABLE evaluations ADD COLUMN evidence_absent VARCHAR[]",  # earlier rows: unknown
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5)
 CURRENT_VERSION = MIGRATIONS[-1].version
 
 

@@ -148,16 +148,17 @@ def _evaluations(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path |
                  ) -> dict[tuple, list[dict[str, Any]]]:
     crit_index = {c.name: i for i, c in enumerate(CRITERIA)}
     evidence: dict[str, list[list[Any]]] = defaultdict(list)
-    for eid, crit, ok, text in con.execute(
-        "SELECT evaluation_id, criterion, ok, text FROM evidence ORDER BY evaluation_id, "
+    for eid, crit, ok, text, source in con.execute(
+        "SELECT evaluation_id, criterion, ok, text, source FROM evidence ORDER BY evaluation_id, "
         "criterion, seq"
-    ).fetchall():
-        evidence[eid].append([crit_index.get(crit, -1), ok, public_text(text or "")])
+    ).fetchall():  # source: in-process, supervisor, static-scan (None: not said or not stored)
+        evidence[eid].append([crit_index.get(crit, -1), ok, public_text(text or ""),
+                              _name(source)])
     cols = ["evaluation_id", "agent", "model", "trust", "task_id", "attempt", "migrated", "category",
             "silent", "claimed_success", "reported_migrated", "verdict_changed", "agent_cost_usd",
             "execution_cost_usd", "chip_seconds", "price_version", "step_time_s",
             "reference_step_time_s", "compile_count", "goal_metric", "goal_value", "run_id",
-            "reference_status",
+            "reference_status", "evidence_absent",
             "report_path", *(c.name for c in CRITERIA)]
     out: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in con.execute(
@@ -176,6 +177,7 @@ def _evaluations(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path |
             "ref_step_s": e["reference_step_time_s"], "compiles": e["compile_count"],
             "goal_metric": _name(e["goal_metric"]), "goal": e["goal_value"],
             "references": e["reference_status"],
+            "absent": None if e["evidence_absent"] is None else [_name(x) for x in e["evidence_absent"]],
             "crit": [bool(e[c.name]) for c in CRITERIA], "ev": evidence.get(eid, []),
             "links": _copy_files(e, to_dir, runs_root),
         })

@@ -244,13 +244,22 @@
     fact("References", { maintainer: "run by the maintainers", published: "match the published hashes",
       unpublished: "not published: built by the submitter" }[e.references] || "–");
     fact("Goal", e.goal == null ? "–" : `${e.goal_metric} = ${num(e.goal, 4)}`);
+    fact("Evidence files", e.absent == null ? "–" : e.absent.length
+      ? "recorded before the harness kept " + e.absent.join(", ") : "every one this harness keeps");
     const links = el("p", { class: "links" });
     for (const [name, href] of Object.entries(e.links || {})) links.append(el("a", { href, text: name }), " ");
     if (!links.children.length) links.textContent = "files: not published with this page";
     const crits = D.criteria.map((c, ci) => {
       const lines = e.ev.filter((x) => x[0] === ci);
       const ul = el("ul");
-      for (const [, ok, text] of lines) ul.append(el("li", { class: ok === false ? "bad" : "", text }));
+      for (const [, ok, text, source] of lines) {
+        // where the line's evidence came from (in-process, supervisor, static-scan), said once
+        const said = source && text.startsWith(`source: ${source}: `) ? text.slice(source.length + 10) : text;
+        const li = el("li", { class: ok === false ? "bad" : "" });
+        if (source) li.append(el("span", { class: "src", text: source }), " ");
+        li.append(said);
+        ul.append(li);
+      }
       return el("div", { class: "crit " + (e.crit[ci] ? "ok" : "bad"), "data-criterion": c.name },
         el("h3", { text: `${c.title}: ${e.crit[ci] ? "pass" : "fail"}` }), ul);
     });

@@ -17,6 +17,7 @@ from typing import Any
 from gpu2tpu.leaderboard.runfiles import SubmissionRefused
 
 HARNESS = "0.1.0"
+EVIDENCE = ("scan.json", "kernel.json")  # what a run of this harness adds to each run's files
 CRITERIA = ("runs", "numerics", "hardware", "goal", "performance")
 _CATEGORY = {
     "runs": "crash",
@@ -26,6 +27,10 @@ _CATEGORY = {
     "performance": "recompilation",
 }
 REF_LOSS0, REF_GOAL, STEPS, MAX_COMPILES = 2.30, 0.80, 4, 10
+# where each stand-in criterion's line says its evidence came from (goal: the harness's own
+# measurement, untagged as in the real criteria); hardware is `supervisor` where a kernel view is
+_SOURCE = {"runs": "in-process", "numerics": "in-process", "hardware": "in-process", "goal": None,
+           "performance": "in-process"}
 
 
 @dataclass
@@ -164,6 +169,7 @@ def grade(run_dir: Path, eval_dir: Path, report: dict[str, Any]) -> dict[str, An
     if goal.get("infra"):
         categories = ["infra"] + categories
     migrated = not categories
+    sources = dict(_SOURCE, hardware="supervisor" if "kernel.json" in report["files"] else "in-process")
     criteria = {
         c: {
             "passed": passed[c],
@@ -172,6 +178,7 @@ def grade(run_dir: Path, eval_dir: Path, report: dict[str, Any]) -> dict[str, An
                     "ok": passed[c],
                     "text": f"{c}: {'ok' if passed[c] else 'failed'}",
                     "category": None if passed[c] else _CATEGORY[c],
+                    **({"source": sources[c]} if sources[c] else {}),
                 }
             ],
         }
@@ -200,13 +207,20 @@ def fake_regrade(report_path: Path, verified: object = None) -> dict[str, Any]:
             "execution": report.get("execution") or {}}
 
 
-def write_references(run_dir: Path, ref_id: str = "ref-1") -> str:
+def kernel_view(cpu_s: float = 1.0) -> dict[str, Any]:
+    """A made-up kernel.json (the stand-in criteria only hash it)."""
+    return {"schema_version": 1, "threads": [{"tid": 1, "cpu_s": cpu_s, "samples": {}}], "errors": []}
+
+
+def write_references(run_dir: Path, ref_id: str = "ref-1", evidence: tuple[str, ...] = EVIDENCE) -> str:
     ref = run_dir / "references" / ref_id
     for sub in ("seed-0", "gold"):
         _jsonl(ref / sub / "trace.jsonl", trace_events("xla", 0, REF_LOSS0, 3))
         (ref / sub / "goal.json").write_text(
             json.dumps({"schema_version": 1, "metric": "accuracy", "value": REF_GOAL})
         )
+        if "kernel.json" in evidence:
+            (ref / sub / "kernel.json").write_text(json.dumps(kernel_view()))
     return ref_id
 
 
@@ -218,14 +232,17 @@ def write_run(
     model: str | None = "model-x",
     corpus_revision: str | None = None,  # default: the installed corpus's revision
     harness_version: str = HARNESS,
+    evidence: tuple[str, ...] = EVIDENCE,  # older harnesses: ("scan.json",) or ()
 ) -> Path:
-    """A complete run directory; every report.json carries the verdict `grade` would give."""
+    """A complete run directory; every report.json carries the verdict `grade` would give.
+    `evidence`: which of scan.json and kernel.json the harness wrote (kernel.json for the
+    references too; neither for a candidate whose patch was rejected)."""
     if corpus_revision is None:
         import gpu2tpu.corpus
 
         corpus_revision = gpu2tpu.corpus.revision()
     run_dir = root / run_id
-    ref_id = write_references(run_dir)
+    ref_id = write_references(run_dir, evidence=evidence)
     listed = []
     for ev in evals:
         name = ev.task_id if ev.attempt == 1 else f"{ev.task_id}.{ev.attempt}"
@@ -248,12 +265,20 @@ def write_run(
         (eval_dir / "patch.diff").write_text(f"diff --git a/train.py b/train.py\n# {name}\n")
         (eval_dir / "stdout.log").write_text("PASSED\n")
         (eval_dir / "stderr.log").write_text("")
-        names = ("trace.jsonl", "process.json", "goal.json", "patch.diff")
+        if not ev.patch_rejected:
+            if "scan.json" in evidence:
+                (eval_dir / "scan.json").write_text(json.dumps(
+                    {"schema_version": 1, "source": "static-scan", "files": 1, "added_lines": 1,
+                     "findings": []}))
+            if "kernel.json" in evidence:
+                (eval_dir / "kernel.json").write_text(json.dumps(kernel_view()))
+        names = ("trace.jsonl", "process.json", "goal.json", "patch.diff", "scan.json", "kernel.json")
         files = {n: sha(eval_dir / n) for n in names if (eval_dir / n).exists()}
         for sub in ("seed-0", "gold"):
-            for f in ("trace.jsonl", "goal.json"):
+            for f in ("trace.jsonl", "goal.json", "kernel.json"):
                 rel = f"references/{ref_id}/{sub}/{f}"
-                files[rel] = sha(run_dir / rel)
+                if (run_dir / rel).exists():
+                    files[rel] = sha(run_dir / rel)
         report: dict[str, Any] = {
             "schema_version": 1,
             "harness_version": harness_version,

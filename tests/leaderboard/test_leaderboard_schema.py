@@ -44,7 +44,7 @@ def make_v1_store(path: Path) -> None:
 def test_fresh_store_records_every_migration(tmp_path: Path) -> None:
     con = open_writable(tmp_path / "new.duckdb")
     rows = con.execute("SELECT version, description FROM schema_version ORDER BY 1").fetchall()
-    assert [r[0] for r in rows] == [1, 2, 3, 4] and CURRENT_VERSION == 4
+    assert [r[0] for r in rows] == [1, 2, 3, 4, 5] and CURRENT_VERSION == 5
     assert migrate(con) == []  # idempotent
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     assert {"submissions", "evaluations", "evidence", "tasks", "prices", "schema_version"} <= tables
@@ -57,13 +57,13 @@ def test_upgrading_a_v1_file(tmp_path: Path, capsys) -> None:
     with pytest.raises(StoreError, match="schema v1.*leaderboard migrate"):
         open_read_only(db)  # readers never migrate
     assert main(["leaderboard", "migrate", "--db", str(db)]) == 0
-    assert "applied migrations [2, 3, 4]" in capsys.readouterr().out
+    assert "applied migrations [2, 3, 4, 5]" in capsys.readouterr().out
     con = open_read_only(db)
-    assert schema.schema_version(con) == 4
+    assert schema.schema_version(con) == 5
     rows = con.execute("SELECT evaluation_id, migrated, verdict_diff FROM evaluations ORDER BY 1").fetchall()
     assert rows == [("e1", True, []), ("e2", False, None)]  # unknown diff stays NULL
     applied = con.execute("SELECT version, applied_at FROM schema_version ORDER BY 1").fetchall()
-    assert [v for v, _ in applied] == [1, 2, 3, 4] and applied[1][1].tzinfo is not None
+    assert [v for v, _ in applied] == [1, 2, 3, 4, 5] and applied[1][1].tzinfo is not None
     # v1 rows were graded from the submitters' own files: v4 marks them self-reported, keys the
     # rollups by trust, and the agents view lists them unranked
     assert con.execute("SELECT DISTINCT trust FROM evaluations").fetchall() == [("self-reported",)]
@@ -72,6 +72,8 @@ def test_upgrading_a_v1_file(tmp_path: Path, capsys) -> None:
     agents = run_view(con, "agents").records()
     assert [(r["agent"], r["trust"], r["rank"]) for r in agents] == [("old-agent", "self-reported", None)]
     assert run_view(con, "failures").rows == []  # aggregate views count verified results
+    # v5: which evidence files a run lacked, and each line's source, were not stored: unknown
+    assert con.execute("SELECT DISTINCT evidence_absent FROM evaluations").fetchall() == [(None,)]
     con.close()
 
 

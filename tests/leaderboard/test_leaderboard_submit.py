@@ -15,7 +15,7 @@ import lb_runfactory as rf
 import pytest
 
 from gpu2tpu.cli import main
-from gpu2tpu.leaderboard import ingest, prices
+from gpu2tpu.leaderboard import ingest, prices, references
 from gpu2tpu.leaderboard.ingest import submit
 from gpu2tpu.leaderboard.runfiles import SubmissionRefused
 
@@ -192,6 +192,84 @@ def test_a_rejected_patch_needs_no_trace(tmp_path: Path) -> None:
     report_path.write_text(json.dumps(report))
     with pytest.raises(SubmissionRefused, match="does not list trace.jsonl"):
         submit(run, rf.write_metadata(tmp_path / "m.yaml"), tmp_path / "other.duckdb")
+
+
+def _drop(run: Path, eval_name: str, *names: str) -> None:
+    """Take files out of an evaluation's report.json list (left on disk, as a careless forger would)."""
+    path = run / "agent-a" / eval_name / "report.json"
+    report = json.loads(path.read_text())
+    for name in names:
+        del report["files"][name]
+    path.write_text(json.dumps(report))
+
+
+@pytest.mark.parametrize(
+    "dropped",
+    [("scan.json",), ("kernel.json",), ("references/ref-1/gold/kernel.json",),
+     ("references/ref-1/seed-0/kernel.json",)],
+)
+@pytest.mark.parametrize("trust", [ingest.VERIFIED, ingest.SELF_REPORTED])
+def test_a_run_that_drops_an_evidence_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dropped: tuple[str, ...], trust: str
+) -> None:
+    """A harness that writes scan.json and kernel views (this one, or any whose run lists one)
+    wrote them for every evaluation: a report without one is refused, naming evaluation and file."""
+    monkeypatch.setattr(references, "required_files", lambda task_id: set())  # made-up tasks
+    run = rf.write_run(tmp_path / "runs", mixed_evals())
+    _drop(run, "gpt_tiny", *dropped)
+    db = tmp_path / "lb.duckdb"
+    message = f"evaluation agent-a/gpt_tiny does not list {dropped[0]}"
+    with pytest.raises(SubmissionRefused, match=message.replace(".", r"\.")):
+        submit(run, rf.write_metadata(tmp_path / "m.yaml"), db, trust=trust)
+    assert not db.exists()
+
+
+def test_older_runs_are_accepted_self_reported_and_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs recorded before the harness kept scans (or kernel views) are stored with what they
+    lack (`evidence_absent`); the maintainers' own runs are always this harness's, so never."""
+    monkeypatch.setattr(references, "required_files", lambda task_id: set())  # made-up tasks
+    meta = rf.write_metadata(tmp_path / "m.yaml")
+    db = tmp_path / "lb.duckdb"
+    for run_id, evidence in (("before-scan", ()), ("before-kernel", ("scan.json",)),
+                             ("current", rf.EVIDENCE)):
+        # a rejected patch leaves neither scan nor kernel view: its references' kernel views say
+        rejected = [rf.Eval("t2", patch_rejected=True, chip_seconds=0)] if "kernel.json" in evidence else []
+        run = rf.write_run(tmp_path / "runs", [rf.Eval("t1"), *rejected], run_id=run_id, evidence=evidence)
+        assert submit(run, meta, db, trust=ingest.SELF_REPORTED).inserted == 1 + len(rejected)
+    con = duckdb.connect(str(db), read_only=True)
+    marked = con.execute(
+        "SELECT DISTINCT run_id, evidence_absent FROM evaluations ORDER BY run_id").fetchall()
+    con.close()
+    assert marked == [("before-kernel", ["kernel.json"]), ("before-scan", ["scan.json", "kernel.json"]),
+                      ("current", [])]
+    old = rf.write_run(tmp_path / "verified", [rf.Eval("t1")], run_id="old-verified", evidence=())
+    with pytest.raises(SubmissionRefused, match="a verified run is evaluated by this harness"):
+        submit(old, meta, tmp_path / "other.duckdb", trust=ingest.VERIFIED)
+    # a scan-era run that drops its scan as well is still refused: the scan it lists nowhere else
+    # is not inferred, but a kernel view listed anywhere is
+    run = rf.write_run(tmp_path / "runs2", [rf.Eval("t1")], run_id="kernel-era")
+    _drop(run, "t1", "scan.json")
+    with pytest.raises(SubmissionRefused, match=r"does not list scan\.json: the harness that graded it"):
+        submit(run, meta, tmp_path / "third.duckdb", trust=ingest.SELF_REPORTED)
+
+
+def test_each_evidence_line_keeps_its_source(tmp_path: Path) -> None:
+    """in-process, supervisor or static-scan, as the regraded verdict says; none where the line
+    has none."""
+    run = rf.write_run(tmp_path / "runs", mixed_evals())
+    db = tmp_path / "lb.duckdb"
+    submit(run, rf.write_metadata(tmp_path / "m.yaml"), db)
+    graded = rf.fake_regrade(run / "agent-a" / "cifar_amp" / "report.json")["verdict"]
+    expected = {c: graded["criteria"][c]["evidence"][0].get("source") for c in rf.CRITERIA}
+    assert expected["hardware"] == "supervisor" and expected["goal"] is None
+    con = duckdb.connect(str(db), read_only=True)
+    stored = dict(con.execute(
+        "SELECT criterion, source FROM evidence JOIN evaluations USING (evaluation_id) "
+        "WHERE task_id = 'cifar_amp'").fetchall())
+    con.close()
+    assert stored == expected
 
 
 def test_cli_refusal_is_a_user_error(tmp_path: Path, capsys) -> None:

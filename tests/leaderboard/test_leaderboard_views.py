@@ -184,7 +184,7 @@ def test_export_and_read_back(store: Path, tmp_path: Path, capsys) -> None:
     assert main(["leaderboard", "export", "--to", str(out), "--db", str(store)]) == 0
     assert "evaluations 8" in capsys.readouterr().out
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["schema_version"] == 4 and manifest["harness_version"] == "0.1.0"
+    assert manifest["schema_version"] == 5 and manifest["harness_version"] == "0.1.0"
     assert manifest["corpus_revision"] and manifest["tables"]["evaluations"]["rows"] == 8
     assert manifest["tables"]["evidence"]["rows"] == 40
     assert manifest["price_versions"] == ["2026-12-02"]

@@ -66,6 +66,10 @@ def test_real_run_ingests_and_tables_match_reports(real_run_dir: Path, tmp_path:
     )
     failures = {row["category"]: row["decided"] for row in run_view(con, "failures").records()}
     assert {k: v for k, v in failures.items() if v} == dict(decided)
+    # each evidence line keeps where it came from; this harness's runs lack no evidence file
+    sources = {r[0] for r in con.execute("SELECT DISTINCT source FROM evidence").fetchall()}
+    assert {"in-process", "supervisor", "static-scan"} <= sources
+    assert con.execute("SELECT DISTINCT evidence_absent FROM evaluations").fetchall() == [([],)]
     con.close()
 
 

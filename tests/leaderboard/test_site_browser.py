@@ -100,10 +100,13 @@ def test_drill_down_shows_the_stored_evidence(browser: Any, site: tuple[Path, Pa
     eid, migrated, category = con.execute(
         "SELECT evaluation_id, migrated, category FROM evaluations WHERE agent = 'agent-a' "
         "AND task_id = 'gpt_tiny'").fetchall()[0]
-    evidence = [r[0] for r in con.execute(
-        "SELECT text FROM evidence WHERE evaluation_id = $e ORDER BY criterion, seq", {"e": eid}
-    ).fetchall()]
+    lines = con.execute(
+        "SELECT text, source FROM evidence WHERE evaluation_id = $e ORDER BY criterion, seq", {"e": eid}
+    ).fetchall()
     con.close()
+    assert {s for _, s in lines} == {"in-process", "supervisor", None}
+    # each line's source as a label before its text (a text that names it already says it once)
+    evidence = [f"{s} {t.removeprefix(f'source: {s}: ')}" if s else t for t, s in lines]
     page = open_page(browser, out)
     page.click("#ranking tr[data-agent='agent-a']")
     page.wait_for_selector("#evals tbody tr")
@@ -112,8 +115,10 @@ def test_drill_down_shows_the_stored_evidence(browser: Any, site: tuple[Path, Pa
     assert detail.locator(".crit").count() == 5
     shown = detail.locator(".crit li").all_inner_texts()
     assert sorted(shown) == sorted(evidence)
+    assert detail.locator(".crit .src").count() == sum(1 for _, s in lines if s)
     text = detail.inner_text()
     assert not migrated and category in text and "Claimed by the agent\nfailure" in text
+    assert "Evidence files\nevery one this harness keeps" in text
     link = detail.locator("a", has_text="trace")
     assert (out / link.get_attribute("href")).is_file()
     assert page.errors == []

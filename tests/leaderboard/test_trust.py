@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu2tpu.harness.report import hash_file
+from gpu2tpu.harness.report import KERNEL, SCAN, hash_file
 from gpu2tpu.leaderboard.ingest import SELF_REPORTED, VERIFIED, submit
 from gpu2tpu.leaderboard.queries import run_view
 from gpu2tpu.leaderboard.runfiles import SubmissionRefused
@@ -156,6 +156,32 @@ def test_unlisted_goal_file_is_refused(real_run_dir: Path, tmp_path: Path, publi
     goal = report_path.parent / "goal.json"
     goal.write_text(goal.read_text().replace('"value"', '"value": 0.99, "was"'))
     with pytest.raises(SubmissionRefused, match="does not list goal.json"):
+        submit(run, meta(tmp_path, "broken-item_every_step"), published)
+
+
+def test_a_report_that_drops_its_scan_or_a_kernel_view_is_refused(
+    real_run_dir: Path, tmp_path: Path, published: Path
+) -> None:
+    """The harness that wrote this run keeps scans and kernel views: a report that leaves one out
+    of its list is refused, naming the evaluation and the file; one that leaves them all out reads
+    as recorded before them, and its references are then not the published ones."""
+    run = copy_run(real_run_dir, tmp_path)
+    report_path = run / "broken-item_every_step" / "cifar_amp" / "report.json"
+    honest = json.loads(report_path.read_text())
+    gold_kernel = next(k for k in honest["files"] if k.endswith("/gold/" + KERNEL))
+    for dropped in ([SCAN], [KERNEL], [gold_kernel]):
+        report = json.loads(json.dumps(honest))
+        for name in dropped:
+            del report["files"][name]
+        report_path.write_text(json.dumps(report))
+        with pytest.raises(SubmissionRefused, match=f"evaluation broken-item_every_step/cifar_amp "
+                           f"does not list {dropped[0]}"):
+            submit(run, meta(tmp_path, "broken-item_every_step"), published)
+    report = json.loads(json.dumps(honest))
+    for name in [n for n in report["files"] if n == SCAN or n.endswith(KERNEL)]:
+        del report["files"][name]
+    report_path.write_text(json.dumps(report))
+    with pytest.raises(SubmissionRefused, match="lacks published file"):
         submit(run, meta(tmp_path, "broken-item_every_step"), published)
 
 
