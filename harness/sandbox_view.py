@@ -130,7 +130,9 @@ def view_args(tool: Bwrap, view: View) -> list[str]:
     for covered, margs in mounts:  # covering tmpfs become read-only once everything is mounted
         if margs[0] == "--tmpfs":
             args += ["--remount-ro", str(covered)]
-    return args
+    # and so does the root the view is built on: nothing can be made beside the mounts (a path
+    # the host has but the view lacks, such as the install's __pycache__, cannot be created)
+    return [*args, "--remount-ro", "/"]
 
 
 def bwrap_options(tool: Bwrap, cwd: Path, env: Mapping[str, str], view: View) -> list[str]:

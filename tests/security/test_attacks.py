@@ -196,7 +196,7 @@ def test_poisoned_cache_is_rebuilt_and_poisoned_run_refused(attacked: dict, tmp_
         pass
 
     def progress(message: str) -> None:
-        if "do not match their manifest" in message:
+        if "do not match their sealed manifest" in message:
             raise Rebuilding(message)
 
     monkeypatch.setenv("GPU2TPU_CACHE", str(cache))

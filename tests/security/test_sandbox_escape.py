@@ -41,6 +41,11 @@ out = {
     "root_entries": sorted(os.listdir("/")),
     "tmp_bytes": os.statvfs("/tmp").f_blocks * os.statvfs("/tmp").f_frsize,
 }
+try:
+    os.makedirs("/usr-beside/__pycache__")
+    out["root_writable"] = True
+except OSError:
+    out["root_writable"] = False
 open("setid", "w").write("x")
 os.chmod("setid", 0o6755)
 print(json.dumps(out))
@@ -113,7 +118,8 @@ def test_root_inside_cannot_leave(tmp_path: Path, path: str) -> None:
         marker.unlink()
     got = _escapes(out)
     assert got["uid"] != 0 and int(got["cap_eff"], 16) == 0, got
-    for attack in ("umount", "remount_rw", "remount_root_rw", "new_userns", "new_mountns"):
+    for attack in ("umount", "remount_rw", "remount_root_rw", "new_userns", "new_mountns",
+                   "root_writable"):
         assert got[attack] is False, (attack, got)
     assert not got["secret_seen"] and not got["cache_seen"] and not got["shadow_seen"], got
     assert "--bind" not in got["pid1_cmdline"] and "--tmpfs" not in got["pid1_cmdline"], got
