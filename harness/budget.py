@@ -34,7 +34,6 @@ def default_tasks() -> int:
 class Budget:
     memory_bytes: int | None = 8 * GiB
     tasks: int = field(default_factory=default_tasks)
-    disk_bytes: int | None = 16 * GiB  # what the run may add to its writable directories
     file_bytes: int = 4 * GiB  # RLIMIT_FSIZE: the largest file it may write
     held: dict[str, str] = field(default_factory=dict)  # memory/tasks -> "cgroup" | "rlimit"
 

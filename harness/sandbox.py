@@ -54,7 +54,7 @@ class Limits:
 
     def budget(self) -> budgets.Budget:
         return budgets.Budget(memory_bytes=self.memory_bytes, tasks=self.tasks,
-                              disk_bytes=self.disk_bytes, file_bytes=self.file_bytes)
+                              file_bytes=self.file_bytes)
 
 
 @dataclass(frozen=True)
