@@ -113,7 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from gpu2tpu.agent.pricing import price_for
     from gpu2tpu.agent.runner import RunPlan, make_client, run_agent
     from gpu2tpu.agent.task import load_task
-    from gpu2tpu.corpus import TASKS_DIR
+    from gpu2tpu.tasks import TASKS_DIR
 
     if args.max_steps < 1 or args.attempts < 1 or args.max_tokens < 1:
         raise UserError("--max-steps, --attempts and --max-tokens must be at least 1")

@@ -61,7 +61,7 @@ class CommandResult:
 
 def namespace_available() -> bool:
     """Whether the sandbox (bubblewrap) works here (checked once)."""
-    from gpu2tpu.harness import sandbox
+    from gpu2tpu import sandbox
 
     return sandbox.available()
 
@@ -132,11 +132,12 @@ def run(
 
 def _run_sandboxed(argv: list[str], cwd: Path, timeout_s: float, output_limit: int,
                    env: Mapping[str, str] | None, hide: Sequence[Path]) -> CommandResult:
-    from gpu2tpu.harness import runner, sandbox
+    from gpu2tpu import sandbox
+    from gpu2tpu.sandbox import process as sandboxed
 
     # only what the caller adds to this process's environment (the task's device settings)
     added = {k: v for k, v in (env or {}).items() if os.environ.get(k) != v}
-    box = runner.confinement([cwd], list(hide))
+    box = sandboxed.confinement([cwd], list(hide))
     with tempfile.TemporaryDirectory(prefix="gpu2tpu-cmd-") as tmp:
         log = Path(tmp) / "output.log"
         res = sandbox.run(argv, cwd, sandbox.sandbox_env(scrub_env(added)), box,

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.spec import find_task
 from gpu2tpu.harness.targets import DEFAULT_TARGET, get_target
+from gpu2tpu.tasks.finder import find_task
 
 DEFAULT_TIMEOUT_S = 600
 
@@ -84,7 +84,7 @@ def load_task(tasks_dir: Path, task_id: str, target: str = DEFAULT_TARGET) -> Ag
     """The agent's view of `tasks_dir/task_id`, read through the one task.yaml reader (RunSpec)."""
     if "/" in task_id or task_id.startswith("."):
         raise UserError(f"bad task id {task_id!r}: use the directory name under {tasks_dir}")
-    from gpu2tpu.harness.migrations import original_tree
+    from gpu2tpu.tasks.materialise import original_tree
 
     spec = find_task(task_id, Path(tasks_dir))
     start = original_tree(spec)

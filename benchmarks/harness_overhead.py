@@ -5,7 +5,7 @@ Measured side by side in one run on a practice task's gold migration (XLA CPU de
      post-step hook, nothing else), alternating runs; prints the ratio (target <= 1.02);
   2. for a full `evaluate` of the gold prediction: wall time of the evaluation minus the wall time
      of its two processes (the probed run and evaluate.py); target <= 1 s;
-  3. the sandbox's own cost: one process started inside bubblewrap (harness/sandbox.py, with the
+  3. the sandbox's own cost: one process started inside bubblewrap (sandbox/__init__.py, with the
      grader's paths hidden and output through the supervisor's pipes) vs. the same process
      started plainly, times the two processes of an evaluation.
 
@@ -29,10 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpu2tpu.harness.runner import clean_env, run_probed
-from gpu2tpu.harness.spec import find_task
+from gpu2tpu.harness.runner import run_probed
 from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.workspace import apply_patch
+from gpu2tpu.sandbox.process import clean_env
+from gpu2tpu.tasks.finder import find_task
 
 TIMER_SHIM = """
 import json, runpy, sys, time
@@ -120,8 +121,8 @@ def harness_overhead(task: str, warm_evaluation: bool = True) -> tuple[float, fl
 
 def sandbox_cost(repeats: int) -> tuple[float, float]:
     """Median wall time of `python -c pass` started plainly and inside the sandbox."""
-    from gpu2tpu.harness.runner import confinement
-    from gpu2tpu.harness.sandbox import Limits, run
+    from gpu2tpu.sandbox import Limits, run
+    from gpu2tpu.sandbox.process import confinement
 
     argv = [sys.executable, "-c", "pass"]
     plain, boxed = [], []

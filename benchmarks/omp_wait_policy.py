@@ -4,7 +4,7 @@ The performance criterion calls a run `slow` on process wall time only when its 
 budget too (a busy machine stretches wall time, not CPU time). That holds only if waiting threads
 sleep: under OpenMP's default policy, the idle threads of an eager CPU workload spin while another
 process holds the cores, and both wall and CPU time grow. The harness runs every untrusted process
-with OMP_WAIT_POLICY=PASSIVE (harness/sandbox.py). Measured side by side in one run: an eager
+with OMP_WAIT_POLICY=PASSIVE (sandbox/__init__.py). Measured side by side in one run: an eager
 multi-threaded torch workload (small matmuls and a double backward, as dlg's closures) alone and
 beside CPU burners (one per core), under each policy; prints wall and CPU time and their ratios
 to the unloaded run of the same policy.

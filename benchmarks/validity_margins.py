@@ -81,8 +81,8 @@ def tiny_run(task: str, root: Path) -> Path:
     """Grade `task`'s gold and its first broken migration labelled failing numerics (so both
     columns have a signal) into root/runs/tiny, as `gpu2tpu validate` does; the run directory."""
     from gpu2tpu.harness.evaluate import evaluate_predictions
-    from gpu2tpu.harness.spec import find_task
     from gpu2tpu.harness.validate import labelled_migrations
+    from gpu2tpu.tasks.finder import find_task
 
     items = labelled_migrations(find_task(task))
     broken = [m for m in items if m.agent.startswith("broken-")]

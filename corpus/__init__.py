@@ -1,4 +1,5 @@
-"""The gpu2tpu corpus: project records, practice tasks, and the Hugging Face dataset."""
+"""The gpu2tpu corpus: project records and the Hugging Face dataset (tasks are read through
+gpu2tpu.tasks)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-TASKS_DIR = PACKAGE_DIR / "tasks"
 DATA_DIR = PACKAGE_DIR / "data"  # the built dataset embedded in the package
 
 

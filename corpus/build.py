@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
-from gpu2tpu.corpus import DATA_DIR, TASKS_DIR, card
+from gpu2tpu.corpus import DATA_DIR, card
 from gpu2tpu.corpus.check import SPLITS, run_check
 from gpu2tpu.corpus.records import (
     CURATION_DIR,
@@ -25,6 +25,8 @@ from gpu2tpu.corpus.records import (
 )
 from gpu2tpu.corpus.schema import PROJECT_FEATURES, TASK_FEATURES, project_row, task_row
 from gpu2tpu.errors import UserError
+from gpu2tpu.tasks import TASKS_DIR
+from gpu2tpu.tasks.spec import load_spec  # the one task.yaml reader
 
 TASK_SPLITS = ("practice", "upstream")  # by the task's kind
 
@@ -54,12 +56,11 @@ def _write_parquet(rows: list[dict[str, Any]], features: Features, path: Path) -
 
 def load_tasks(tasks_dir: Path) -> list[dict[str, Any]]:
     """Rows of the `tasks` config from `<tasks_dir>/*/task.yaml` (sorted by directory)."""
-    from gpu2tpu.harness.spec import load_spec  # the one task.yaml reader
 
     rows = []
     for spec_path in sorted(tasks_dir.glob("*/task.yaml")) if tasks_dir.is_dir() else []:
         try:
-            rows.append(task_row(load_spec(spec_path.parent).raw, spec_path.parent.name))
+            rows.append(task_row(load_spec(spec_path.parent)))
         except UserError as exc:  # already names the file
             raise BuildError(str(exc)) from exc
         except ValueError as exc:

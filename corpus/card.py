@@ -145,7 +145,7 @@ def render(splits: dict[str, dict[str, str]], projects: list[dict[str, Any]],
                   f"`upstream`: {n_up} corpus project(s) pinned by repo, commit and tree id "
                   "(materialised and verified by `gpu2tpu tasks fetch`); each row a RunSpec."
                   if tasks else "No practice tasks yet: the `tasks` config appears once "
-                  "`corpus/tasks/*/task.yaml` exist (empty splits are not listed, since "
+                  "`tasks/*/task.yaml` exist (empty splits are not listed, since "
                   "`datasets` cannot load a split with no rows).")
     body = f"""
 # gpu2tpu corpus

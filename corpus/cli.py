@@ -9,7 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from gpu2tpu.corpus import DATA_DIR, TASKS_DIR
+from gpu2tpu.corpus import DATA_DIR
+from gpu2tpu.tasks import TASKS_DIR
 
 # where `fetch`-style snapshots live (<owner>+<name>/); set GPU2TPU_MIRROR_ROOT or --mirror-root
 DEFAULT_MIRROR_ROOT = Path(os.environ.get("GPU2TPU_MIRROR_ROOT")
@@ -116,7 +117,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--token", help="Hub token with write access")
     p.add_argument("--private", action="store_true", help="create the repo private")
     p.set_defaults(func=_publish)
+    from gpu2tpu.corpus.authoring_cli import register_authoring
 
+    register_authoring(sub)  # `tasks pin`, `tasks new`: a task from a corpus record
 
 def _scan(args: argparse.Namespace) -> int:
     import yaml

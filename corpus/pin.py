@@ -18,7 +18,8 @@ from typing import Any
 import yaml
 
 from gpu2tpu.corpus.records import PROJECTS_DIR
-from gpu2tpu.corpus.upstream import (
+from gpu2tpu.errors import UserError
+from gpu2tpu.tasks.sources import (
     SOURCES_ENV,
     Listed,
     Pin,
@@ -31,7 +32,6 @@ from gpu2tpu.corpus.upstream import (
     tree_id,
     verify_tree,
 )
-from gpu2tpu.errors import UserError
 
 _LICENCE = re.compile(r"^(licen[cs]e|copying|unlicen[cs]e)([._-].*)?$", re.IGNORECASE)
 _GITHUB = re.compile(r"github\.com[:/]+([^/\s]+)/([^/\s]+?)(?:\.git)?/?$")

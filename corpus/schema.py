@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -9,6 +10,7 @@ from datasets import Features, List, Value
 
 from gpu2tpu.corpus import patterns
 from gpu2tpu.corpus.scanner import SIZE_KEYS
+from gpu2tpu.tasks.spec import Goal, Performance, RunSpec, Tolerances
 
 _S = Value("string")
 _I = Value("int64")
@@ -70,6 +72,12 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
     "record_json": (_S, "the whole source record as JSON"),
 }
 
+def _fields_of(cls: Any) -> dict[str, Value]:
+    """A nested column from a task dataclass (Goal, Tolerances, Performance): its fields, typed."""
+    kinds = {"int": _I, "float": _F, "bool": _B, "str": _S}
+    return {f.name: kinds[str(f.type)] for f in dataclasses.fields(cls)}
+
+
 TASK_COLUMNS: dict[str, tuple[Any, str]] = {
     "task_id": (_S, "task directory name"),
     "title": (_S, "one-line title"),
@@ -78,17 +86,16 @@ TASK_COLUMNS: dict[str, tuple[Any, str]] = {
     "seed": (_I, "seed of the reference run"),
     "steps": (_I, "optimizer steps expected"),
     "reference_seeds": (List(_I), "extra seeds calibrating tolerances"),
-    "seed_env": (_S, "environment variable that sets the seed (if any)"),
-    "seed_arg": (_S, "command-line argument that sets the seed (if any)"),
+    "seed_arg": (_S, "command-line argument that sets the seed (none: the harness offsets the "
+                     "project's own seeding calls)"),
+    "harness_seed": (_B, "the project never seeds: the harness seeds every generator first"),
     "target_chips": (_I, "chips the migration must use"),
     "precision_policy": (_S, "fp32 or bf16_allowed"),
-    "protected": (List(_S), "paths a migration may not touch"),
+    "protected": (List(_S), "paths a migration may not touch (stand-in data included)"),
     "checkpoint": (_S, "checkpoint path evaluate.py reads"),
-    "goal": ({"metric": _S, "higher_is_better": _B, "tolerance": _F}, "goal metric"),
-    "tolerances": ({k: _F for k in ("loss_step0_rtol", "grad_norm_step0_rtol", "curve_rtol",
-                                    "curve_spread_z")}, "numerics tolerances"),
-    "performance": ({"warmup_steps": _I, "compile_allowance": _I, "host_sync_allowance": _F,
-                     "step_time_budget": _F}, "performance budget"),
+    "goal": (_fields_of(Goal), "goal metric"),
+    "tolerances": (_fields_of(Tolerances), "numerics tolerances"),
+    "performance": (_fields_of(Performance), "performance budget"),
     "fallback_allowlist": (List(_S), "aten ops allowed to fall back to CPU"),
     "timeout_s": (_F, "time limit of one run"),
     "kind": (_S, "practice (code shipped) or upstream (a corpus project at a pinned commit)"),
@@ -96,6 +103,8 @@ TASK_COLUMNS: dict[str, tuple[Any, str]] = {
     "source_commit": (_S, "upstream: the pinned commit"),
     "source_tree": (_S, "upstream: the commit's root tree id (every file is verified against it)"),
     "workdir": (_S, "upstream: where the command runs inside the tree"),
+    "prepare_outputs": (List(_S), "stand-in data files prepare.py writes"),
+    "hazards": (List(_S), "what a migration of this project can get wrong"),
     "spec_json": (_S, "the whole task.yaml as JSON"),
 }
 
@@ -193,57 +202,22 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _strict(value: Any, kind: str, field: str) -> Any:
-    """Coerce a task.yaml value to the column type, or raise ValueError naming the field."""
-    if value is None:
-        return None
-    if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if kind == "bool" and isinstance(value, bool):
-        return value
-    if kind == "str" and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return str(value)
-    if kind == "strs" and isinstance(value, list):
-        return [_strict(v, "str", field) for v in value]
-    if kind == "ints" and isinstance(value, list):
-        return [_strict(v, "int", field) for v in value]
-    raise ValueError(f"{field}: expected {kind}, found {value!r}")
-
-
-_TASK_KINDS = {"title": "str", "description": "str", "command": "strs", "seed": "int",
-               "steps": "int", "reference_seeds": "ints", "seed_env": "str", "seed_arg": "str",
-               "target_chips": "int", "precision_policy": "str", "protected": "strs",
-               "checkpoint": "str", "fallback_allowlist": "strs", "timeout_s": "float"}
-_TASK_NESTED = {
-    "goal": {"metric": "str", "higher_is_better": "bool", "tolerance": "float"},
-    "tolerances": {k: "float" for k in ("loss_step0_rtol", "grad_norm_step0_rtol", "curve_rtol",
-                                        "curve_spread_z")},
-    "performance": {"warmup_steps": "int", "compile_allowance": "int",
-                    "host_sync_allowance": "float", "step_time_budget": "float"},
-}
-
-
-def task_row(spec: dict[str, Any], task_id: str) -> dict[str, Any]:
-    """One row of the `tasks` config from a task.yaml mapping (RunSpec fields as columns).
-
-    Raises ValueError naming the field when a value has the wrong type.
-    """
-    row: dict[str, Any] = {"task_id": str(spec.get("task_id") or task_id)}
-    for key, kind in _TASK_KINDS.items():
-        row[key] = _strict(spec.get(key), kind, key)
-    for key, fields in _TASK_NESTED.items():
-        sub = spec.get(key) or {}
-        if not isinstance(sub, dict):
-            raise ValueError(f"{key}: expected a mapping, found {sub!r}")
-        row[key] = {f: _strict(sub.get(f), kind, f"{key}.{f}") for f, kind in fields.items()}
-    for key in ("command", "reference_seeds", "protected", "fallback_allowlist"):
-        row[key] = row[key] or []
-    source = spec.get("source") or {}
-    row["kind"] = str(spec.get("kind") or "practice")
-    row["source_repo"], row["source_commit"], row["source_tree"] = (
-        _strict(source.get(k), "str", f"source.{k}") for k in ("repo", "commit", "tree"))
-    row["workdir"] = _strict(spec.get("workdir"), "str", "workdir")
-    row["spec_json"] = json.dumps(spec, sort_keys=True, ensure_ascii=False, default=str)
+def task_row(spec: RunSpec) -> dict[str, Any]:
+    """One row of the `tasks` config from a loaded task (gpu2tpu.tasks reads and checks task.yaml)."""
+    row: dict[str, Any] = {
+        "task_id": spec.task_id, "title": spec.title, "description": spec.description,
+        "command": list(spec.command), "seed": spec.seed, "steps": spec.steps,
+        "reference_seeds": list(spec.reference_seeds), "seed_arg": spec.seed_arg,
+        "harness_seed": spec.harness_seed, "target_chips": spec.target_chips,
+        "precision_policy": spec.precision_policy, "protected": list(spec.protected),
+        "checkpoint": spec.checkpoint, "goal": dataclasses.asdict(spec.goal),
+        "tolerances": dataclasses.asdict(spec.tolerances),
+        "performance": dataclasses.asdict(spec.performance),
+        "fallback_allowlist": list(spec.fallback_allowlist), "timeout_s": spec.timeout_s,
+        "kind": spec.kind, "source_repo": spec.source.repo if spec.source else None,
+        "source_commit": spec.source.commit if spec.source else None,
+        "source_tree": spec.source.tree if spec.source else None, "workdir": spec.workdir or None,
+        "prepare_outputs": list(spec.prepare_outputs), "hazards": list(spec.hazards),
+        "spec_json": json.dumps(spec.raw, sort_keys=True, ensure_ascii=False, default=str),
+    }
     return {k: row[k] for k in TASK_COLUMNS}

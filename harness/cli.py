@@ -8,14 +8,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness import tasks_cli
 from gpu2tpu.harness.criteria import CRITERION_NAMES
-from gpu2tpu.harness.spec import find_task
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
-from gpu2tpu.harness.task_options import add_task_options, apply_task_options
+from gpu2tpu.tasks.finder import find_task
+from gpu2tpu.tasks.options import add_task_options, apply_task_options
+from gpu2tpu.tasks.spec import read_label
 
 DEMO_TASK = "cifar_amp"
 DEMO_BROKEN = ("stays_on_cpu", "item_every_step", "clip_changed")
@@ -53,9 +51,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=Path, default=Path("runs"))
     p.add_argument("--workers", type=int, default=1)
     p.set_defaults(func=cmd_demo)
-
-    tasks_cli.register(sub)
-
     from gpu2tpu.harness.validate import register as register_validate
     register_validate(sub)
 
@@ -119,10 +114,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
               "patch": spec.migration_file("gold").read_text(), "claimed_success": True}]
     expected = {"gold": "migrated"}
     for name in DEMO_BROKEN:
-        label = yaml.safe_load((mig / "broken" / f"{name}.yaml").read_text())
+        label = read_label(mig / "broken" / f"{name}.patch")
         lines.append({"schema_version": 1, "task_id": DEMO_TASK, "agent": f"broken-{name}",
                       "patch": (mig / "broken" / f"{name}.patch").read_text(), "claimed_success": True})
-        expected[f"broken-{name}"] = label["category"]
+        expected[f"broken-{name}"] = label.category
     with tempfile.TemporaryDirectory() as tmp:
         preds = Path(tmp) / "demo.jsonl"
         preds.write_text("".join(json.dumps(line) + "\n" for line in lines))

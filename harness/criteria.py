@@ -21,11 +21,11 @@ from gpu2tpu.harness.invariants import (
     gold_first_batch_deviation,
 )
 from gpu2tpu.harness.kernel_checks import IN_PROCESS, check_kernel
-from gpu2tpu.harness.spec import RunSpec
 from gpu2tpu.harness.tamper_scan import check_scan
 from gpu2tpu.harness.targets import Target
 from gpu2tpu.harness.timing import check_times
 from gpu2tpu.harness.trace import RunRecord, Trace
+from gpu2tpu.tasks.spec import RunSpec
 
 # Taxonomy order: the first failing category in this order names the verdict. Causes come
 # before symptoms: a changed configuration or workload explains the numerical drift it causes.

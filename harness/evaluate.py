@@ -17,7 +17,6 @@ from tqdm import tqdm
 
 from gpu2tpu import __version__
 from gpu2tpu.corpus import revision
-from gpu2tpu.harness import runner
 from gpu2tpu.harness.execution import (
     copy_references,
     ensure_references,
@@ -43,11 +42,13 @@ from gpu2tpu.harness.report import (
     write_json,
 )
 from gpu2tpu.harness.runner import provenance
-from gpu2tpu.harness.spec import RunSpec, find_task
 from gpu2tpu.harness.tamper_scan import scan_patch
 from gpu2tpu.harness.targets import DEFAULT_TARGET, Target, get_target
 from gpu2tpu.harness.verdict import infra_verdict
 from gpu2tpu.harness.workspace import PatchRejected, apply_patch, from_directory, original_tree
+from gpu2tpu.sandbox import process as sandboxed
+from gpu2tpu.tasks.finder import find_task
+from gpu2tpu.tasks.spec import RunSpec
 
 _print_lock = threading.Lock()
 _REF_HASHES: dict[str, dict[str, str]] = {}  # reference id -> {run-relative path: sha256}
@@ -71,8 +72,8 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
     Relative paths are taken from the caller's working directory (they are made absolute here,
     before any process runs elsewhere)."""
     target = get_target(target_name)
-    runner.configure(unsafe=unsafe, hide=[Path(runs_root)])  # the graded code never sees runs
-    runner.sandbox_mode()  # refuses here, before anything runs, when bwrap is missing
+    sandboxed.configure(unsafe=unsafe, hide=[Path(runs_root)])  # the graded code never sees runs
+    sandboxed.sandbox_mode()  # refuses here, before anything runs, when bwrap is missing
     preds, errors = read_predictions(Path(predictions).expanduser())
     if tasks:
         preds = [p for p in preds if p.task_id in tasks]
@@ -152,7 +153,7 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
                  target: Target) -> Report:
     eval_dir = layout.evaluation(pred.agent, pred.task_id, pred.attempt)
     cache_key = hashlib.sha256(f"{pred.content_hash()}|{spec.content_hash}|{ref[0]}|{target.name}|"
-                               f"{__version__}|{runner.sandbox_mode()}".encode()).hexdigest()
+                               f"{__version__}|{sandboxed.sandbox_mode()}".encode()).hexdigest()
     old = eval_dir / REPORT
     if old.exists():
         try:
@@ -193,7 +194,7 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
     files.update(_REF_HASHES[ref[0]])  # recorded before any candidate ran
     report = _report(spec, pred, layout, target, cache_key=cache_key,
                      reference={"id": ref[0], "dir": ref[1].relative_to(layout.root).as_posix()},
-                     runtime={**runtime_versions(), "sandbox": runner.sandbox_mode()}, files=files)
+                     runtime={**runtime_versions(), "sandbox": sandboxed.sandbox_mode()}, files=files)
     graded = grade_evaluation(spec, layout, eval_dir, report)
     report.verdict, report.candidate, report.execution = (graded["verdict"], graded["candidate"],
                                                            graded["execution"])

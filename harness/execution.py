@@ -14,26 +14,19 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from gpu2tpu import __version__
+from gpu2tpu import __version__, sandbox
 from gpu2tpu.cache import cache_root
-from gpu2tpu.corpus.recipe import apply_recipe
 from gpu2tpu.harness.kernel_view import observer_for
-from gpu2tpu.harness.migrations import migration_patch, original_tree
 from gpu2tpu.harness.report import GOAL, GOLD, KERNEL, PROCESS, hash_file, seed_dir, write_json
-from gpu2tpu.harness.runner import (
-    PROBE_FILES,
-    budget_record,
-    clean_env,
-    confinement,
-    isolated_python,
-    provenance,
-    run_probed,
-    run_process,
-)
+from gpu2tpu.harness.runner import PROBE_FILES, provenance, run_probed
 from gpu2tpu.harness.sealed import SOURCES_ONLY, is_sealed, seal, snapshot_sources
-from gpu2tpu.harness.spec import RunSpec, task_content_hash
 from gpu2tpu.harness.targets import Target, reference_env
 from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
+from gpu2tpu.sandbox.process import budget_record, clean_env, confinement, isolated_python, run_process
+from gpu2tpu.tasks import TASKS_DIR
+from gpu2tpu.tasks.materialise import migration_patch, original_tree
+from gpu2tpu.tasks.recipe import apply_recipe
+from gpu2tpu.tasks.spec import RunSpec, task_content_hash
 
 Progress = Callable[[str], None]
 MODEL_STATE = "gpu2tpu_model_state.pt"  # beside the project tree, written by the probe
@@ -168,11 +161,12 @@ def reference_inputs_hash(task_dir: Path) -> str:
 
 # The code that produces a reference bundle: editing any of it (how evaluate.py is started, the
 # probe, the sandbox, recipes) rebuilds cached references instead of reusing stale goal values.
-_REFERENCE_CODE = (*PROBE_FILES, *(Path(__file__).with_name(n) for n in (
-    "execution.py", "runner.py", "sandbox.py", "sandbox_view.py", "budget.py", "sealed.py",
-    "migrations.py", "kernel_view.py", "perf_samples.py",
-    "workspace.py", "targets.py")),
-    *(Path(__file__).parents[1] / "corpus" / n for n in ("recipe.py", "upstream.py")))
+_REFERENCE_CODE = (
+    *PROBE_FILES,
+    *(Path(__file__).with_name(n) for n in ("execution.py", "runner.py", "sealed.py", "kernel_view.py",
+                                            "perf_samples.py", "workspace.py", "targets.py")),
+    *(Path(sandbox.__file__).with_name(n) for n in ("__init__.py", "view.py", "budget.py", "process.py")),
+    *(TASKS_DIR / n for n in ("recipe.py", "sources.py", "materialise.py", "task_kit.py")))
 
 
 def reference_code_hash() -> str:

@@ -13,7 +13,7 @@ from gpu2tpu.harness.trace import Trace
 
 if TYPE_CHECKING:
     from gpu2tpu.harness.criteria import CriterionResult
-    from gpu2tpu.harness.spec import Tolerances
+    from gpu2tpu.tasks.spec import Tolerances
 
 # The RNGs a project seeds that any target can reproduce; device-specific seeding (torch.cuda.*)
 # has no counterpart off CUDA, and torch.manual_seed seeds every device.

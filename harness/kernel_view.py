@@ -1,7 +1,7 @@
 """What the kernel saw of a run, recorded from outside it (kernel.json): evidence the graded
 process cannot write.
 
-The sandbox (harness/sandbox.py) shows an observer the run's process tree every 0.25 s. This one
+The sandbox (sandbox/__init__.py) shows an observer the run's process tree every 0.25 s. This one
 reads, from /proc, each process's parent, executable and threads (CPU time per thread, first and
 last seen), the code it has mapped (the XLA / TPU runtime libraries, identified by file identity,
 not by name; anonymous executable mappings, which a JIT creates) and the device files it holds
@@ -146,7 +146,7 @@ class _Process:
 
 
 class KernelView:
-    """The Observer (harness/sandbox.py) that records the kernel's view of one run.
+    """The Observer (sandbox/__init__.py) that records the kernel's view of one run.
 
     `period_ms`: CPU-clock sampling period per thread (0: /proc only); `chip`: the accelerator's
     view (default: HostChip); `code`: which files count as the XLA / TPU runtime (default: found

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from gpu2tpu.harness.report import GOLD, KERNEL, SCAN, Report, ReportError, RunLayout, seed_dir
-from gpu2tpu.harness.spec import RunSpec, find_task
 from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.trace import RunRecord
 from gpu2tpu.harness.verdict import grade
+from gpu2tpu.tasks.finder import find_task
+from gpu2tpu.tasks.spec import RunSpec
 
 IntegrityError = ReportError  # the name callers have used for an altered or incomplete run
 

@@ -18,6 +18,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from gpu2tpu.tasks import KIT_NAME, TASK_KIT
+
 KEY_ENV = "GPU2TPU_SEAL_KEY_FILE"
 
 
@@ -87,4 +89,5 @@ def snapshot_sources(task_dir: Path, content_hash: str, task_hash) -> Path:
                           "differs): evaluate again, with nothing writing to the task directory")
     dest = Path(tempfile.mkdtemp(prefix="gpu2tpu-task-")) / "task"
     shutil.copytree(task_dir, dest, ignore=SOURCES_ONLY)
+    shutil.copyfile(TASK_KIT, dest / KIT_NAME)  # the kit evaluate.py imports
     return dest

@@ -15,13 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from gpu2tpu.errors import UserError
 from gpu2tpu.harness.criteria import CRITERION_NAMES
-from gpu2tpu.harness.spec import RunSpec, find_task, list_tasks
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
-from gpu2tpu.harness.task_options import add_task_options, apply_task_options
+from gpu2tpu.tasks.finder import find_task, list_tasks
+from gpu2tpu.tasks.options import add_task_options, apply_task_options
+from gpu2tpu.tasks.spec import RunSpec, read_label, read_task_yaml
 
 MIGRATED = "migrated"
 
@@ -40,7 +38,7 @@ class Labelled:
 
 def labelled_migrations(spec: RunSpec) -> list[Labelled]:
     """Gold, alternatives and broken migrations, patches and (upstream) recipes alike, as diffs."""
-    from gpu2tpu.harness.migrations import migration_patch
+    from gpu2tpu.tasks.materialise import migration_patch
 
     if spec.upstream:
         spec.migration_file("gold")  # a clear error when the task has none
@@ -52,16 +50,9 @@ def labelled_migrations(spec: RunSpec) -> list[Labelled]:
                             MIGRATED, (), False))
     for name in spec.migration_names("broken"):
         patch = spec.migration_file(name)
-        label_path = patch.with_suffix(".yaml")
-        if not label_path.is_file():
-            raise UserError(f"{patch} has no label: write {label_path.name} beside it with `category`, "
-                            "`failing` and `silent` (docs/formats.md, 'Task directory')")
-        label = yaml.safe_load(label_path.read_text()) or {}
-        if label.get("category") is None:
-            raise UserError(f"{label_path}: `category` is missing (a failure category)")
+        label = read_label(patch)
         out.append(Labelled(spec.task_id, f"broken-{patch.stem}", migration_patch(spec, name),
-                            str(label["category"]), tuple(label.get("failing") or ()),
-                            bool(label.get("silent"))))
+                            label.category, label.failing, label.silent))
     return out
 
 
@@ -153,5 +144,4 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _task_id_of(task_dir: Path) -> str:
-    from gpu2tpu.harness.spec import read_task_yaml
     return str(read_task_yaml(task_dir).get("task_id") or task_dir.name)

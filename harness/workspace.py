@@ -10,7 +10,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from gpu2tpu.harness.spec import RunSpec
+from gpu2tpu.tasks.materialise import TreeDiffError, diff_dirs
+from gpu2tpu.tasks.spec import RunSpec
 
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", "checkpoints")
 
@@ -32,7 +33,7 @@ class Workspace:
 
 
 def original_tree(spec: RunSpec) -> Path:
-    from gpu2tpu.harness.migrations import original_tree as tree
+    from gpu2tpu.tasks.materialise import original_tree as tree
 
     return tree(spec)
 
@@ -165,25 +166,14 @@ def apply_patch(spec: RunSpec, patch: str) -> Workspace:
     return ws
 
 
-def diff_dirs(original: Path, migrated: Path) -> str:
-    """Unified diff (git format, a/ b/ prefixes, paths relative to the project)."""
-    with tempfile.TemporaryDirectory(prefix="gpu2tpu-diff-") as tmp:
-        a, b = Path(tmp) / "a", Path(tmp) / "b"
-        shutil.copytree(original, a, ignore=_IGNORE, symlinks=True)
-        shutil.copytree(migrated, b, ignore=_IGNORE, symlinks=True)
-        proc = subprocess.run(["git", "diff", "--no-index", "--no-prefix", "--binary", "a", "b"],
-                              cwd=tmp, capture_output=True, text=True)
-    if proc.returncode not in (0, 1):
-        raise PatchRejected(f"could not diff the migrated directory: {proc.stderr.strip()}")
-    # --no-prefix writes a/x and b/x literally, which is git's own a/ b/ convention
-    return proc.stdout
-
-
 def from_directory(spec: RunSpec, migrated: Path) -> tuple[Workspace, str]:
     if not migrated.is_dir() or migrated.is_symlink():
         raise PatchRejected(f"migrated_dir {migrated} is not a directory")
     tree_entries(migrated)  # refuses links that leave it and special files before anything is read
-    patch = diff_dirs(original_tree(spec), migrated)
+    try:
+        patch = diff_dirs(original_tree(spec), migrated)
+    except TreeDiffError as exc:
+        raise PatchRejected(str(exc)) from exc
     ws = Workspace(Path(tempfile.mkdtemp(prefix=f"gpu2tpu-{spec.task_id}-")))
     shutil.copytree(migrated, ws.project, ignore=_IGNORE, symlinks=True)
     try:

@@ -16,7 +16,6 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import yaml
 
 from gpu2tpu.harness.regrade import regrade
 from gpu2tpu.harness.report import Report, ReportError, RunLayout
@@ -277,24 +276,18 @@ def _insert_evidence(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]])
 
 
 def _upsert_tasks(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], now: dt.datetime):
-    """Tasks from the installed corpus (replacing), then any task only known from reports."""
-    import gpu2tpu.corpus as corpus
+    """The installed tasks (replacing), then any task only known from reports."""
+    from gpu2tpu.tasks import finder
 
     tasks: dict[str, dict[str, Any]] = {}
-    tasks_dir = Path(corpus.TASKS_DIR)
-    for task_yaml in sorted(tasks_dir.glob("*/task.yaml")) if tasks_dir.is_dir() else []:
-        try:
-            spec = yaml.safe_load(task_yaml.read_text()) or {}
-        except yaml.YAMLError:
-            continue
-        task_id = str(spec.get("task_id") or task_yaml.parent.name)
-        tasks[task_id] = {
-            "task_id": task_id,
-            "title": spec.get("title"),
-            "task_hash": None,
-            "target_chips": spec.get("target_chips"),
-            "precision_policy": spec.get("precision_policy"),
-            "steps": spec.get("steps"),
+    for spec in finder.installed_specs():
+        tasks[spec.task_id] = {
+            "task_id": spec.task_id,
+            "title": spec.title,
+            "task_hash": spec.content_hash,
+            "target_chips": spec.target_chips,
+            "precision_policy": spec.precision_policy,
+            "steps": spec.steps,
             "source": "corpus",
             "updated_at": now,
         }

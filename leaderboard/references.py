@@ -39,7 +39,7 @@ def required_files(task_id: str) -> set[str]:
     """Every file the criteria read from a reference directory of this task."""
     from gpu2tpu.errors import UserError
     from gpu2tpu.harness.report import GOLD, RUN_FILES, seed_dir
-    from gpu2tpu.harness.spec import find_task
+    from gpu2tpu.tasks.finder import find_task
 
     try:
         spec = find_task(task_id)

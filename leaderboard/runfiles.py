@@ -24,8 +24,8 @@ from gpu2tpu.harness.report import (
     ReportError,
     RunLayout,
 )
-from gpu2tpu.harness.sandbox import require_sandboxed
 from gpu2tpu.leaderboard.safetext import IDENTITY_FIELDS, UnsafeName, check_name
+from gpu2tpu.sandbox import require_sandboxed
 
 FORMAT_VERSION = 1  # docs/formats.md schema_version this reader understands
 REQUIRED_METADATA = IDENTITY_FIELDS  # agent, model, organisation: plain names (safetext.py)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.corpus import TASKS_DIR
+from gpu2tpu.tasks import TASKS_DIR
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
@@ -38,7 +38,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _task_dirs_per_test():
     """`--task-dir` registers folders in the environment (for child processes): a test's own
     folders never leak into the next test's task list."""
-    from gpu2tpu.harness.spec import TASK_DIRS_ENV
+    from gpu2tpu.tasks.finder import TASK_DIRS_ENV
 
     saved = os.environ.get(TASK_DIRS_ENV)
     yield

@@ -1,4 +1,4 @@
-"""Fixtures: a tiny task directory laid out like corpus/tasks/<id>/, and agent settings."""
+"""Fixtures: a tiny task directory laid out like tasks/<id>/, and agent settings."""
 
 from __future__ import annotations
 

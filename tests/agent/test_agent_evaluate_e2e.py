@@ -19,10 +19,10 @@ from fake_messages_api import API_KEY, ScriptedAPI, tool_turn
 
 from gpu2tpu.agent.workspace import tree_files
 from gpu2tpu.cli import main
-from gpu2tpu.corpus import TASKS_DIR
-from gpu2tpu.corpus.upstream import SOURCES_ENV, source_present
-from gpu2tpu.harness.migrations import materialise, original_tree
-from gpu2tpu.harness.spec import find_task, list_tasks
+from gpu2tpu.tasks import TASKS_DIR
+from gpu2tpu.tasks.finder import find_task, list_tasks
+from gpu2tpu.tasks.materialise import materialise, original_tree
+from gpu2tpu.tasks.sources import SOURCES_ENV, source_present
 
 SHARED_SOURCES = Path(__file__).resolve().parents[3] / "shared" / "sources"
 

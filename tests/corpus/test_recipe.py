@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.corpus.recipe import RecipeError, apply_recipe
+from gpu2tpu.tasks.recipe import RecipeError, apply_recipe
 
 
 def _tree(tmp_path: Path) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.corpus.upstream import Pin, SourceError, materialise_source, read_listing, tree_id
+from gpu2tpu.tasks.sources import Pin, SourceError, materialise_source, read_listing, tree_id
 
 
 def _git(*args: str, cwd: Path) -> str:

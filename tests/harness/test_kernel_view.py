@@ -16,9 +16,9 @@ from gpu2tpu.harness import perf_samples
 from gpu2tpu.harness.criteria import CriterionResult
 from gpu2tpu.harness.kernel_checks import check_kernel, profile
 from gpu2tpu.harness.kernel_view import AccelChip, HostChip, KernelView, chip_interrupts
-from gpu2tpu.harness.runner import clean_env, run_process
-from gpu2tpu.harness.sandbox import _descendants
 from gpu2tpu.harness.targets import get_target
+from gpu2tpu.sandbox import _descendants
+from gpu2tpu.sandbox.process import clean_env, run_process
 
 sampling = pytest.mark.skipif(not perf_samples.available(), reason="perf_event_open not permitted here")
 
@@ -134,13 +134,13 @@ def test_without_samples_the_view_says_so() -> None:
 
 def test_observer_through_the_sandbox(tmp_path: Path) -> None:
     """The sandbox shows the observer the whole tree, bwrap first (or the command unsandboxed)."""
-    from gpu2tpu.harness import runner
+    from gpu2tpu.sandbox import process as sandboxed
 
     view = KernelView()
     try:
-        runner.sandbox_mode()
+        sandboxed.sandbox_mode()
     except Exception:
-        runner.configure(unsafe=True)
+        sandboxed.configure(unsafe=True)
     (tmp_path / "out").mkdir()
     (tmp_path / "work").mkdir()
     res = run_process([sys.executable, "-c", BURNERS], tmp_path / "work", tmp_path / "out",

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu2tpu.corpus import TASKS_DIR
 from gpu2tpu.harness.criteria import CRITERION_NAMES as CRITERIA
 from gpu2tpu.harness.regrade import IntegrityError, regrade_report
-from gpu2tpu.harness.spec import find_task
-from gpu2tpu.harness.spec import list_tasks as all_tasks
+from gpu2tpu.tasks import TASKS_DIR
+from gpu2tpu.tasks.finder import find_task
+from gpu2tpu.tasks.finder import list_tasks as all_tasks
 
 
 def list_tasks() -> list[str]:

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from gpu2tpu.cli import main
-from gpu2tpu.corpus.upstream import SOURCES_ENV, Pin, SourceError, materialise_source
-from gpu2tpu.harness.spec import TASK_DIRS_ENV, find_task
+from gpu2tpu.tasks.finder import TASK_DIRS_ENV, find_task
+from gpu2tpu.tasks.sources import SOURCES_ENV, Pin, SourceError, materialise_source
 
 SHARED_SOURCES = Path(__file__).resolve().parents[3] / "shared" / "sources"
 TASK_COMMANDS = (["tasks"], ["tasks", "fetch"], ["tasks", "materialise"], ["validate"], ["evaluate"])

@@ -14,11 +14,12 @@ import pytest
 
 from gpu2tpu.harness import criteria
 from gpu2tpu.harness.predictions import PredictionError, read_predictions
-from gpu2tpu.harness.runner import clean_env, isolated_python, run_probed, run_process
-from gpu2tpu.harness.spec import find_task
+from gpu2tpu.harness.runner import run_probed
 from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.trace import RunRecord, Trace
 from gpu2tpu.harness.workspace import PatchRejected, apply_patch, check_paths, touched_paths
+from gpu2tpu.sandbox.process import clean_env, isolated_python, run_process
+from gpu2tpu.tasks.finder import find_task
 
 
 def test_malformed_prediction_lines_are_named_and_others_kept(tmp_path: Path) -> None:
@@ -362,7 +363,7 @@ def test_each_step_records_its_cpu_time_beside_its_wall_time(tmp_path: Path) -> 
 
 def test_cpu_time_counts_the_command_itself_without_the_sandbox(tmp_path: Path) -> None:
     """Without bwrap (--unsafe-no-sandbox) the child is the command: its own CPU time counts."""
-    from gpu2tpu.harness.sandbox import _wait_with_usage
+    from gpu2tpu.sandbox import _wait_with_usage
 
     burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass"
     proc = subprocess.Popen([sys.executable, "-c", burn])

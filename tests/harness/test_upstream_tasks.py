@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu2tpu.corpus import TASKS_DIR
-from gpu2tpu.corpus.upstream import SOURCES_ENV, source_present
 from gpu2tpu.harness.criteria import CRITERION_NAMES
-from gpu2tpu.harness.spec import find_task, list_tasks
+from gpu2tpu.tasks import TASKS_DIR
+from gpu2tpu.tasks.finder import find_task, list_tasks
+from gpu2tpu.tasks.sources import SOURCES_ENV, source_present
 
 SHARED_SOURCES = Path(__file__).resolve().parents[3] / "shared" / "sources"
 UPSTREAM = [t for t in list_tasks() if find_task(t).upstream]
@@ -34,7 +34,7 @@ def sources() -> Path:
 @pytest.fixture(scope="session")
 def upstream_run(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gpu2tpu.harness.evaluate import evaluate_predictions
-    from gpu2tpu.harness.migrations import migration_patch
+    from gpu2tpu.tasks.materialise import migration_patch
 
     root = tmp_path_factory.mktemp("upstream")
     lines = []
@@ -67,7 +67,7 @@ def test_upstream_tasks_are_complete() -> None:
         assert not (spec.task_dir / "project").exists(), "upstream code is never stored in the repo"
 
 
-@pytest.mark.skipif(not UPSTREAM, reason="no upstream task in corpus/tasks")
+@pytest.mark.skipif(not UPSTREAM, reason="no upstream task in tasks/")
 def test_every_upstream_verdict_as_labelled(upstream_run: Path) -> None:
     summary = json.loads((upstream_run / "summary.json").read_text())
     mismatches = []

@@ -12,11 +12,12 @@ import pytest
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness import criteria
-from gpu2tpu.harness.runner import clean_env, run_probed
-from gpu2tpu.harness.spec import TASK_DIRS_ENV, add_task_dirs, find_task
+from gpu2tpu.harness.runner import run_probed
 from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.trace import RunRecord, Trace
 from gpu2tpu.harness.verdict import grade
+from gpu2tpu.sandbox.process import clean_env
+from gpu2tpu.tasks.finder import TASK_DIRS_ENV, add_task_dirs, find_task
 
 PROBED = """
 import gc, random, sys

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import lb_runfactory as runfactory
 import pytest
+import yaml
 
 from gpu2tpu.leaderboard import ingest
 
@@ -30,15 +31,13 @@ def fake_regrader(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def corpus_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A one-task corpus, so tests do not depend on the practice tasks being written now."""
-    import gpu2tpu.corpus as corpus
+    from gpu2tpu.tasks import TASKS_DIR, finder
 
     tasks = tmp_path / "corpus_tasks"
     (tasks / "cifar_amp").mkdir(parents=True)
-    (tasks / "cifar_amp" / "task.yaml").write_text(
-        "task_id: cifar_amp\ntitle: CIFAR with fp16 AMP\ntarget_chips: 1\n"
-        "precision_policy: bf16_allowed\nsteps: 4\n"
-    )
-    monkeypatch.setattr(corpus, "TASKS_DIR", tasks)
+    real = yaml.safe_load((TASKS_DIR / "cifar_amp" / "task.yaml").read_text())
+    (tasks / "cifar_amp" / "task.yaml").write_text(yaml.safe_dump({**real, "title": "CIFAR with fp16 AMP"}))
+    monkeypatch.setattr(finder, "TASKS_DIR", tasks)
     return tasks
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from gpu2tpu.cli import main
-from gpu2tpu.corpus import TASKS_DIR
 from gpu2tpu.leaderboard.bundle import pack, unpack
 from gpu2tpu.leaderboard.queries import run_view
 from gpu2tpu.leaderboard.runfiles import SubmissionRefused
 from gpu2tpu.leaderboard.schema import open_read_only
+from gpu2tpu.tasks import TASKS_DIR
 
 TASK = "cifar_amp"
 

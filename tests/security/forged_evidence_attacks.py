@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpu2tpu.harness.spec import RunSpec
 from gpu2tpu.harness.workspace import diff_dirs
+from gpu2tpu.tasks.spec import RunSpec
 
 # Rewrites one trace record as a migration on the XLA device would have written it: devices,
 # XLA counters (one compile in warm-up, one sync per step, no host reads), runtime facts; losses

@@ -11,8 +11,8 @@ import socket
 import threading
 from pathlib import Path
 
-from gpu2tpu.harness.spec import RunSpec
 from gpu2tpu.harness.workspace import diff_dirs
+from gpu2tpu.tasks.spec import RunSpec
 
 # Runs inside the candidate's process; reports what it managed on stderr as one ATTACK line.
 ATTACK_MODULE = '''

@@ -13,7 +13,7 @@ from security_attacks import Listener, processes_with
 
 from gpu2tpu.agent import commands
 from gpu2tpu.cache import cache_root
-from gpu2tpu.corpus import TASKS_DIR
+from gpu2tpu.tasks import TASKS_DIR
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
 

@@ -24,8 +24,8 @@ from gpu2tpu.cache import cache_root
 from gpu2tpu.harness.evaluate import evaluate_predictions
 from gpu2tpu.harness.execution import verify_manifest
 from gpu2tpu.harness.regrade import regrade_report
-from gpu2tpu.harness.spec import find_task
 from gpu2tpu.harness.workspace import diff_dirs
+from gpu2tpu.tasks.finder import find_task
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
 FLOOD_MB = 200
@@ -213,7 +213,7 @@ def test_poisoned_cache_is_rebuilt_and_poisoned_run_refused(attacked: dict, tmp_
 
 def test_bytecode_in_a_task_changes_its_hash_and_never_reaches_evaluate(tmp_path: Path) -> None:
     from gpu2tpu.harness.sealed import SOURCES_ONLY
-    from gpu2tpu.harness.spec import task_content_hash
+    from gpu2tpu.tasks.spec import task_content_hash
 
     spec = find_task("cifar_amp")
     task = tmp_path / "cifar_amp"

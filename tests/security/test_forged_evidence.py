@@ -18,8 +18,8 @@ from security_attacks import prediction
 from gpu2tpu.harness.evaluate import evaluate_predictions
 from gpu2tpu.harness.regrade import regrade_report
 from gpu2tpu.harness.report import KERNEL, SCAN, ReportError
-from gpu2tpu.harness.spec import find_task
 from gpu2tpu.harness.workspace import apply_patch
+from gpu2tpu.tasks.finder import find_task
 
 ATTACKS = ("gc_filter", "pipe_relay", "dummy_xla_work")
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from gpu2tpu.harness.criteria import CriterionResult
 from gpu2tpu.harness.invariants import check_integrity
-from gpu2tpu.harness.runner import clean_env, run_probed
+from gpu2tpu.harness.runner import run_probed
 from gpu2tpu.harness.trace import Trace
+from gpu2tpu.sandbox.process import clean_env
 
 # Trains honestly on the CPU for two steps, then replays "a better run" into every pipe it holds.
 FORGER = """

@@ -36,15 +36,15 @@ CRASH = "exit status 1: <!--<script> /*DATA*/ /*JS*/ </script><script>alert(2)</
 @pytest.fixture(autouse=True)
 def leaderboard_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As tests/leaderboard/conftest.py: a private store, the stand-in regrader, a one-task corpus."""
-    import gpu2tpu.corpus as corpus
+    from gpu2tpu.tasks import TASKS_DIR, finder
 
     monkeypatch.setenv("GPU2TPU_DB", str(tmp_path / "default.duckdb"))
     monkeypatch.setattr(ingest, "regrade_graded", rf.fake_regrade)
     monkeypatch.setattr(ingest.submit, "__kwdefaults__", {"trust": ingest.VERIFIED})  # made-up runs
     tasks = tmp_path / "corpus_tasks"
     (tasks / "cifar_amp").mkdir(parents=True)
-    (tasks / "cifar_amp" / "task.yaml").write_text("task_id: cifar_amp\nsteps: 4\n")
-    monkeypatch.setattr(corpus, "TASKS_DIR", tasks)
+    (tasks / "cifar_amp" / "task.yaml").write_text((TASKS_DIR / "cifar_amp" / "task.yaml").read_text())
+    monkeypatch.setattr(finder, "TASKS_DIR", tasks)
 
 
 def metadata(path: Path, **fields: Any) -> Path:

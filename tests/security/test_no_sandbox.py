@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from gpu2tpu import sandbox
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness import runner, sandbox
 from gpu2tpu.harness.evaluate import evaluate_predictions
+from gpu2tpu.sandbox import process as sandboxed
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "candidates", lambda: [])  # neither the system's nor the bundled
     monkeypatch.setattr(sandbox, "_TOOL", [])
     yield
-    runner.configure(unsafe=False)
+    sandboxed.configure(unsafe=False)
 
 
 def test_evaluate_refuses_without_bwrap(no_bwrap: None, tmp_path: Path) -> None:

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from gpu2tpu import sandbox
 from gpu2tpu.agent import commands
 from gpu2tpu.cache import cache_root
-from gpu2tpu.harness import budget, runner, sandbox
+from gpu2tpu.sandbox import budget
+from gpu2tpu.sandbox import process as sandboxed
 
 # Run inside the sandbox: every escape it tries, each result recorded as JSON on stdout.
 ATTACKS = r'''
@@ -84,10 +86,10 @@ def _planted(tmp_path: Path) -> tuple[Path, Path]:
 
 def _candidate(script: str, work: Path, *args: str,
                limits: sandbox.Limits | None = None) -> tuple[str, sandbox.Outcome]:
-    """`script` run the way a candidate is (runner.confinement, the default limits)."""
+    """`script` run the way a candidate is (sandboxed.confinement, the default limits)."""
     (work / "attack.py").write_text(script)
-    res = sandbox.run([sys.executable, "attack.py", *args], work, runner.clean_env(),
-                      runner.confinement([work], []), limits or sandbox.Limits(timeout_s=120),
+    res = sandbox.run([sys.executable, "attack.py", *args], work, sandboxed.clean_env(),
+                      sandboxed.confinement([work], []), limits or sandbox.Limits(timeout_s=120),
                       work.parent / "out.log", work.parent / "err.log")
     return (work.parent / "out.log").read_text() + (work.parent / "err.log").read_text(), res
 
@@ -124,7 +126,7 @@ def test_root_inside_cannot_leave(tmp_path: Path, path: str) -> None:
     assert not got["secret_seen"] and not got["cache_seen"] and not got["shadow_seen"], got
     assert "--bind" not in got["pid1_cmdline"] and "--tmpfs" not in got["pid1_cmdline"], got
     allowed = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "sys", "proc", "dev",
-               "tmp", *(p.parts[1] for p in [*runner.interpreter_paths(), work])}
+               "tmp", *(p.parts[1] for p in [*sandboxed.interpreter_paths(), work])}
     assert set(got["root_entries"]) <= allowed, got["root_entries"]
     assert got["tmp_bytes"] <= sandbox.Limits(timeout_s=1).tmp_bytes, got
     # a set-user-ID file it made never reaches the host as one (its owner there may be root)
@@ -199,7 +201,7 @@ def test_memory_budget_without_cgroups(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_bundled_bwrap_alone_runs_the_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A machine with only Python: no system bwrap, the wheel's copy builds the whole sandbox."""
-    from gpu2tpu.harness import sandbox_view
+    from gpu2tpu.sandbox import view as sandbox_view
 
     monkeypatch.setattr(sandbox_view.shutil, "which", lambda name: None)
     monkeypatch.setattr(sandbox, "_TOOL", [])

@@ -11,7 +11,8 @@ import pytest
 
 from gpu2tpu.harness import sealed
 from gpu2tpu.harness.execution import MANIFEST, verify_manifest, write_manifest
-from gpu2tpu.harness.spec import find_task, task_content_hash
+from gpu2tpu.tasks.finder import find_task
+from gpu2tpu.tasks.spec import task_content_hash
 
 
 @pytest.fixture(autouse=True)

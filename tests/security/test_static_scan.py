@@ -16,13 +16,13 @@ import pytest
 import yaml
 from security_attacks import prediction, project_copy
 
-from gpu2tpu.corpus.upstream import SOURCES_ENV, source_present
 from gpu2tpu.harness.criteria import CriterionResult
 from gpu2tpu.harness.report import SCAN
-from gpu2tpu.harness.spec import find_task, list_tasks
 from gpu2tpu.harness.tamper_rules import RULES
 from gpu2tpu.harness.tamper_scan import added_lines, check_scan, scan_patch
 from gpu2tpu.harness.workspace import apply_patch, diff_dirs, original_tree
+from gpu2tpu.tasks.finder import find_task, list_tasks
+from gpu2tpu.tasks.sources import SOURCES_ENV, source_present
 
 SHARED_SOURCES = Path(__file__).resolve().parents[3] / "shared" / "sources"
 
@@ -258,7 +258,7 @@ def test_shipped_practice_migrations_scan_clean() -> None:
 
 
 def test_shipped_upstream_recipes_scan_clean() -> None:
-    from gpu2tpu.harness.migrations import migration_patch
+    from gpu2tpu.tasks.materialise import migration_patch
 
     if not os.environ.get(SOURCES_ENV) and SHARED_SOURCES.is_dir():
         os.environ[SOURCES_ENV] = str(SHARED_SOURCES)

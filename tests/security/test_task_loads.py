@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from gpu2tpu.corpus import TASKS_DIR
+from gpu2tpu.tasks import TASKS_DIR
 
 
 def torch_loads(path: Path) -> list[ast.Call]:

@@ -1,15 +1,15 @@
-"""`gpu2tpu tasks`: list the tasks, fetch and verify upstream sources, materialise a starting tree,
-print the ids a new upstream task pins."""
+"""`gpu2tpu tasks`: list the tasks, fetch and verify upstream sources, materialise a starting
+tree. (`tasks pin` and `tasks new` start a task from a corpus record: corpus/authoring_cli.py.)"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from gpu2tpu.corpus.upstream import SOURCES_ENV, source_present
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.spec import find_task, list_tasks
-from gpu2tpu.harness.task_options import add_task_options, apply_task_options
+from gpu2tpu.tasks.finder import find_task, list_tasks
+from gpu2tpu.tasks.options import add_task_options, apply_task_options
+from gpu2tpu.tasks.sources import source_present
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,21 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--to", required=True, type=Path, help="a new directory")
     add_task_options(m)
     m.set_defaults(func=cmd_materialise)
-    n = tsub.add_parser("pin", help="print the ids a new upstream task pins (source: repo, commit, tree)",
-                        description="For a snapshot in the sources directory (OWNER__NAME: "
-                        "OWNER__NAME.tar.gz + .tree.tsv, or a bare mirror) or a local git repository "
-                        "(PATH): verify its files against the commit's tree, then print the commit "
-                        "id, the git root tree id (computed as verification computes it), the licence "
-                        "file and a task.yaml `source:` block to paste. A snapshot holds no commit "
-                        "id: it comes from --commit or the project's corpus record.")
-    n.add_argument("what", metavar="OWNER__NAME|PATH", help="a corpus id or a git repository's path")
-    n.add_argument("--commit", help="the commit (default: the corpus record's, or HEAD of PATH; 40 hex "
-                   "for a snapshot, any revision of PATH)")
-    n.add_argument("--repo", metavar="OWNER/NAME",
-                   help="the GitHub repository (default: the corpus record's, or PATH's origin)")
-    n.add_argument("--sources", type=Path, default=argparse.SUPPRESS, metavar="DIR",
-                   help=f"where the snapshot or mirror is (default ${SOURCES_ENV})")
-    n.set_defaults(func=cmd_pin)
+
+
+def tasks_subcommands(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """The `tasks` command's own subcommands, for packages that add to them (the corpus adds `pin`
+    and `new`, which start a task from a corpus record)."""
+    parser = sub.choices["tasks"]
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -64,7 +56,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    from gpu2tpu.harness.migrations import original_tree
+    from gpu2tpu.tasks.materialise import original_tree
 
     apply_task_options(args)
     ids = args.ids or [t for t in list_tasks() if find_task(t).upstream]
@@ -87,18 +79,10 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_materialise(args: argparse.Namespace) -> int:
-    from gpu2tpu.harness.migrations import materialise
+    from gpu2tpu.tasks.materialise import materialise
 
     apply_task_options(args)
     spec = find_task(args.id)
     dest = materialise(spec, args.to, args.migration)
     print(f"wrote {dest}" + (f" with migration {args.migration}" if args.migration else ""))
-    return 0
-
-
-def cmd_pin(args: argparse.Namespace) -> int:
-    from gpu2tpu.corpus.pin import pin_source
-
-    apply_task_options(args)
-    print(pin_source(args.what, args.sources, args.commit, args.repo).render())
     return 0

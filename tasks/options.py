@@ -12,9 +12,9 @@ import argparse
 import os
 from pathlib import Path
 
-from gpu2tpu.corpus.upstream import SOURCES_ENV
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.spec import TASK_DIRS_ENV, add_task_dirs
+from gpu2tpu.tasks.finder import TASK_DIRS_ENV, add_task_dirs
+from gpu2tpu.tasks.sources import SOURCES_ENV
 
 TASK_DIR_HELP = ("a task directory (with task.yaml), or a folder of them, to find tasks in besides "
                  f"the shipped ones (repeatable; searched before ${TASK_DIRS_ENV} and the shipped "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from gpu2tpu.errors import UserError
 
@@ -21,9 +22,39 @@ class RecipeError(UserError):
 
 
 class Recipe:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, migrations: Path | None = None) -> None:
         self.root = Path(root)
         self.touched: list[str] = []
+        self.migrations = migrations  # the task's migrations/ folder: where gold.py is
+        self._skip: dict[tuple[str, str], int] = {}  # (file, anchor) -> times skipped
+
+    @property
+    def gold(self) -> Any:
+        """The task's gold recipe as a module, so a broken or alternative recipe can call its
+        functions (`r.gold.move_to_xla(r)`)."""
+        if self.migrations is None or not (self.migrations / "gold.py").is_file():
+            raise RecipeError("this recipe has no gold.py beside it to build on")
+        return _load(self.migrations / "gold.py", "gold")
+
+    def apply_gold(self, without: Iterable[tuple[str, str]] = ()) -> None:
+        """The gold migration, except the edits anchored on each (file, anchor) of `without`: the
+        usual broken migration is "the gold, but this one edit left out". Each skipped anchor must
+        be one the gold edits, so a changed gold fails here instead of silently differing."""
+        self._skip = {(rel, anchor.strip()): 0 for rel, anchor in without}
+        try:
+            self.gold.apply(self)
+        finally:
+            unused = [f"{rel}: {anchor!r}" for (rel, anchor), n in self._skip.items() if n == 0]
+            self._skip = {}
+        if unused:
+            raise RecipeError(f"apply_gold(without=...): the gold edits no such anchor: {'; '.join(unused)}")
+
+    def _skipped(self, rel: str, anchor: str) -> bool:
+        key = (rel, anchor.strip())
+        if key in self._skip:
+            self._skip[key] += 1
+            return True
+        return False
 
     def _path(self, rel: str) -> Path:
         pure = PurePosixPath(rel)
@@ -61,6 +92,8 @@ class Recipe:
 
     def replace(self, rel: str, anchor: str, new: str | list[str]) -> None:
         """Replace the anchor line by `new` (one line or several), keeping its indentation."""
+        if self._skipped(rel, anchor):
+            return
         lines = self._lines(rel)
         i = self._find(rel, lines, anchor)
         indent, newline = self._shape(lines[i])
@@ -71,6 +104,8 @@ class Recipe:
                      which: Iterable[int] | None = None) -> None:
         """For a line the file repeats verbatim: replace its occurrences (all, or the 1-based ones
         in `which`), each keeping its indentation; fails unless it occurs exactly `count` times."""
+        if self._skipped(rel, anchor):
+            return
         lines = self._lines(rel)
         want = anchor.strip()
         hits = [i for i, line in enumerate(lines) if line.strip() == want]
@@ -87,6 +122,8 @@ class Recipe:
 
     def insert_after(self, rel: str, anchor: str, new: list[str]) -> None:
         """Insert lines after the anchor, at its indentation (lines may add relative indentation)."""
+        if self._skipped(rel, anchor):
+            return
         lines = self._lines(rel)
         i = self._find(rel, lines, anchor)
         indent, newline = self._shape(lines[i])
@@ -94,6 +131,8 @@ class Recipe:
         self._save(rel, lines)
 
     def insert_before(self, rel: str, anchor: str, new: list[str]) -> None:
+        if self._skipped(rel, anchor):
+            return
         lines = self._lines(rel)
         i = self._find(rel, lines, anchor)
         indent, newline = self._shape(lines[i])
@@ -101,6 +140,8 @@ class Recipe:
         self._save(rel, lines)
 
     def delete(self, rel: str, anchor: str) -> None:
+        if self._skipped(rel, anchor):
+            return
         lines = self._lines(rel)
         del lines[self._find(rel, lines, anchor)]
         self._save(rel, lines)
@@ -115,9 +156,8 @@ class Recipe:
         self.touched.append(rel)
 
 
-def apply_recipe(recipe_file: Path, root: Path) -> list[str]:
-    """Run `recipe_file`'s apply(r) on the tree at `root`; returns the paths it touched."""
-    spec = importlib.util.spec_from_file_location(f"gpu2tpu_recipe_{recipe_file.stem}", recipe_file)
+def _load(recipe_file: Path, name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"gpu2tpu_recipe_{name}", recipe_file)
     if spec is None or spec.loader is None:
         raise RecipeError(f"{recipe_file}: not a Python file")
     module = importlib.util.module_from_spec(spec)
@@ -125,9 +165,16 @@ def apply_recipe(recipe_file: Path, root: Path) -> list[str]:
         spec.loader.exec_module(module)
     except Exception as exc:
         raise RecipeError(f"{recipe_file}: cannot be loaded ({type(exc).__name__}: {exc})") from exc
+    return module
+
+
+def apply_recipe(recipe_file: Path, root: Path) -> list[str]:
+    """Run `recipe_file`'s apply(r) on the tree at `root`; returns the paths it touched."""
+    module = _load(recipe_file, recipe_file.stem)
     if not callable(getattr(module, "apply", None)):
         raise RecipeError(f"{recipe_file}: defines no apply(r)")
-    recipe = Recipe(root)
+    migrations = next((p for p in recipe_file.resolve().parents if p.name == "migrations"), None)
+    recipe = Recipe(root, migrations)
     try:
         module.apply(recipe)
     except RecipeError as exc:

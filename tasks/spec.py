@@ -1,21 +1,39 @@
-"""RunSpec: what a task asks for, loaded from task.yaml, with its content hash."""
+"""The one reader of a task's files: task.yaml (RunSpec, with its content hash) and the labels
+of its broken migrations (Label)."""
 
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from gpu2tpu.corpus import TASKS_DIR
-from gpu2tpu.corpus.upstream import Pin
 from gpu2tpu.errors import UserError
+from gpu2tpu.tasks.sources import Pin
 
 PRECISION_POLICIES = ("fp32", "bf16_allowed")
-TASK_DIRS_ENV = "GPU2TPU_TASK_DIRS"  # extra task directories (os.pathsep-separated), see add_task_dirs
+# What a task can exercise (task.yaml `hazards`, listed in the README's table of tasks).
+HAZARDS = {
+    "dropout": "random masks the reference and the migration draw differently",
+    "bf16": "a precision the task allows, with its own rounding",
+    "amp": "autocast and a gradient scaler written for CUDA",
+    "grad_clip": "gradient clipping, by norm or by value",
+    "padding": "variable-length batches that recompile per shape",
+    "host_sync": "per-step host reads (.item(), printing, logging)",
+    "data_parallel": "several chips, DataParallel or DistributedDataParallel",
+    "custom_kernel": "a CUDA-only kernel or extension with a PyTorch fallback",
+    "inner_loop": "an optimisation loop inside the training step (attacks, unrolling)",
+    "rl_env": "an environment stepped on the host between device steps",
+    "sparse": "sparse tensors or scatter/gather on graphs",
+    "checkpoint": "a checkpoint saved on the device and loaded elsewhere",
+    "scheduler": "a learning-rate schedule stepped per batch or per epoch",
+    "generative": "sampling from a generative model (noise, latent draws)",
+    "ema": "an exponential moving average of the weights",
+    "recurrent": "a recurrent state carried across batches (truncated BPTT)",
+    "cuda_rng": "seeding or generators that name the CUDA device",
+}
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,7 @@ class RunSpec:
     reference_args: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "cpu" / "cuda"
     prepare_outputs: tuple[str, ...] = ()
     harness_seed: bool = False  # the project never seeds: the probe seeds every RNG before it runs
+    hazards: tuple[str, ...] = ()  # what a migration of this project can get wrong (HAZARDS)
     content_hash: str = field(default="")
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # task.yaml as read
 
@@ -185,7 +204,7 @@ def load_spec(task_dir: Path) -> RunSpec:
             performance=Performance(**raw.get("performance", {})),
             fallback_allowlist=tuple(raw.get("fallback_allowlist", [])),
             timeout_s=float(raw.get("timeout_s", 600)), content_hash=task_content_hash(task_dir),
-            raw=raw, **_upstream_fields(raw, task_dir),
+            hazards=_hazards(raw.get("hazards"), path), raw=raw, **_upstream_fields(raw, task_dir),
         )
     except KeyError as exc:
         raise UserError(f"{path}: required field {exc.args[0]!r} is missing") from exc
@@ -196,37 +215,44 @@ def load_spec(task_dir: Path) -> RunSpec:
     return spec
 
 
-def add_task_dirs(dirs: list[Path]) -> None:
-    """Make task directories outside the package findable (`--task-dir`): each is a task directory
-    (has task.yaml) or a folder of them. Kept in the environment so child processes see them; the
-    given ones come first, so a task they hold wins over one of the same id already listed there."""
-    given = []
-    for d in dirs:
-        path = Path(d).expanduser().resolve()
-        if not path.is_dir():
-            raise UserError(f"--task-dir {d}: no such directory")
-        if not (path / "task.yaml").is_file() and not any(path.glob("*/task.yaml")):
-            raise UserError(f"--task-dir {d}: neither a task directory (task.yaml) nor a folder of them")
-        if str(path) not in given:
-            given.append(str(path))
-    known = [d for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d and d not in given]
-    os.environ[TASK_DIRS_ENV] = os.pathsep.join(given + known)
+def _hazards(value: Any, path: Path) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    unknown = [v for v in value] if not isinstance(value, list) else [v for v in value if v not in HAZARDS]
+    if unknown:
+        raise UserError(f"{path}: hazards: unknown {unknown!r}; choose from {', '.join(HAZARDS)} "
+                        "(docs/upstream-tasks.md, 'Hazards')")
+    return tuple(str(v) for v in value)
 
 
-def _task_homes() -> dict[str, Path]:
-    """task id -> task directory, over the extra task directories (first wins) then the package's."""
-    homes: dict[str, Path] = {}
-    for entry in [d for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]:
-        path = Path(entry)
-        if (path / "task.yaml").is_file():
-            candidates = [path]
-        else:
-            candidates = sorted(path.iterdir()) if path.is_dir() else []
-        for task_dir in candidates:
-            if (task_dir / "task.yaml").is_file():
-                task_id = str(read_task_yaml(task_dir).get("task_id") or task_dir.name)
-                homes.setdefault(task_id, task_dir)
-    return homes
+@dataclass(frozen=True)
+class Label:
+    """What a broken migration must be graded: its category, the criteria that fail, and whether
+    it fails silently (the program exits 0 and looks fine)."""
+
+    category: str
+    failing: tuple[str, ...]
+    silent: bool
+
+
+def read_label(migration: Path) -> Label:
+    """The label beside a broken migration (`<name>.yaml` next to `<name>.patch|.py`)."""
+    path = migration.with_suffix(".yaml")
+    if not path.is_file():
+        raise UserError(f"{migration} has no label: write {path.name} beside it with `category`, "
+                        "`failing` and `silent` (docs/formats.md, 'Task directory')")
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: not valid YAML ({exc}); fix the file") from exc
+    if not isinstance(raw, dict) or raw.get("category") is None:
+        raise UserError(f"{path}: `category` is missing (a failure category)")
+    failing = raw.get("failing") or ()
+    if not isinstance(failing, (list, tuple)):
+        raise UserError(f"{path}: `failing` must be a list of criteria, not {failing!r}")
+    return Label(str(raw["category"]), tuple(str(f) for f in failing), bool(raw.get("silent")))
+
+
 def _upstream_fields(raw: dict[str, Any], task_dir: Path) -> dict[str, Any]:
     kind = str(raw.get("kind", "practice"))
     if kind not in ("practice", "upstream"):
@@ -247,18 +273,3 @@ def _upstream_fields(raw: dict[str, Any], task_dir: Path) -> dict[str, Any]:
             "harness_seed": bool(raw.get("harness_seed", False))}
 
 
-def list_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:
-    found = set(_task_homes()) if tasks_dir == TASKS_DIR else set()
-    if tasks_dir.is_dir():
-        found |= {p.name for p in tasks_dir.iterdir() if (p / "task.yaml").exists()}
-    return sorted(found)
-
-
-def find_task(task_id: str, tasks_dir: Path = TASKS_DIR) -> RunSpec:
-    task_dir = _task_homes().get(task_id) if tasks_dir == TASKS_DIR else None
-    task_dir = task_dir or tasks_dir / task_id
-    if not (task_dir / "task.yaml").exists():
-        known = ", ".join(list_tasks(tasks_dir)) or "none"
-        raise UserError(f"unknown task {task_id!r} in {tasks_dir} (known: {known}); "
-                        "`gpu2tpu tasks` lists the tasks, `--task-dir DIR` adds task directories")
-    return load_spec(task_dir)

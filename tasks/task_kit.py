@@ -1,0 +1,193 @@
+"""The task kit: copied beside a task's evaluate.py and prepare.py (as `task_kit.py`) whenever the
+harness runs them, so task code holds only what is particular to its project.
+
+evaluate.py:  `evaluate_goal("accuracy", measure)`: parses --checkpoint/--out/--project, puts the
+              pristine project on sys.path, calls `measure(ckpt)` and writes goal.json; a
+              `GoalUnavailable` raised by measure becomes the goal's `error`.
+              `ckpt.state()` loads the checkpoint safely (weights_only) with `module.` and
+              `_orig_mod.` prefixes removed.
+prepare.py:   `prepare_main(write, "owner/name")`: `python prepare.py ROOT` calls write(ROOT).
+              Stand-in data: `class_images`, `cifar_batch` + `write_pickles`,
+              `torchvision_md5_launcher`, `token_sentences`.
+
+Standard library only at import time; numpy and torch are imported by the functions that use them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import pickle
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PREFIXES = ("module.", "_orig_mod.")  # DataParallel/DDP and torch.compile wrappers
+
+
+class GoalUnavailable(Exception):
+    """The checkpoint cannot be measured (the message is written as the goal's `error`)."""
+
+
+def load_state(path: Path | str, key: str | None = None) -> dict[str, Any]:
+    """A checkpoint's state_dict on the CPU, loaded with weights_only=True (no pickled code runs).
+    `key` picks an entry of a checkpoint that is a dict of several (e.g. "model")."""
+    import torch
+
+    state = torch.load(str(path), map_location="cpu", weights_only=True)
+    if key is not None:
+        if not isinstance(state, dict) or key not in state:
+            raise GoalUnavailable(f"checkpoint has no {key!r} entry")
+        state = state[key]
+    if not isinstance(state, dict):
+        raise GoalUnavailable(f"checkpoint is a {type(state).__name__}, not a state_dict")
+    return {_strip(k): v for k, v in state.items()}
+
+
+def _strip(name: str) -> str:
+    changed = True
+    while changed:
+        changed = False
+        for prefix in PREFIXES:
+            if name.startswith(prefix):
+                name, changed = name[len(prefix):], True
+    return name
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What evaluate.py measures: the trained checkpoint, and the pristine prepared project tree
+    (upstream tasks; None for practice tasks)."""
+
+    path: Path
+    project: Path | None
+
+    def state(self, key: str | None = None) -> dict[str, Any]:
+        return load_state(self.path, key)
+
+
+def write_goal(out: Path | str, metric: str, value: float | None, error: str | None = None) -> None:
+    data: dict[str, Any] = {"schema_version": 1, "metric": metric, "value": value}
+    if error:
+        data["error"] = error
+    Path(out).write_text(json.dumps(data))
+
+
+def evaluate_goal(metric: str, measure: Callable[[Checkpoint], float],
+                  argv: list[str] | None = None) -> None:
+    """evaluate.py's whole command line: --checkpoint FILE --out FILE [--project DIR]."""
+    parser = argparse.ArgumentParser(description=f"measure the task's goal metric ({metric})")
+    parser.add_argument("--checkpoint", required=True, type=Path)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--project", type=Path, help="the pristine, prepared project tree")
+    args = parser.parse_args(argv)
+    if args.project is not None:
+        sys.path.insert(0, str(args.project))
+    try:
+        value: float | None = float(measure(Checkpoint(args.checkpoint, args.project)))
+        error = None
+    except GoalUnavailable as exc:
+        value, error = None, str(exc)
+    write_goal(args.out, metric, value, error)
+
+
+def prepare_main(write: Callable[[Path], None], project: str, argv: list[str] | None = None) -> None:
+    """prepare.py's whole command line: `python prepare.py ROOT` writes stand-in data into ROOT."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or not Path(args[0]).is_dir():
+        sys.exit(f"usage: python prepare.py ROOT (the materialised {project} tree)")
+    write(Path(args[0]))
+
+
+def class_images(n: int, seed: int, classes: int = 10, side: int = 32, channels: int = 3,
+                 noise: float = 30.0) -> tuple[Any, list[int]]:
+    """n learnable stand-in images, uint8 (n, channels, side, side), and their labels: each class
+    has its own mean colour and a brighter square at its own place, with pixel noise."""
+    import numpy as np
+
+    palette = np.random.default_rng(1234).integers(40, 216, size=(classes, channels))
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, classes, size=n)
+    img = palette[labels][:, :, None, None] + rng.normal(0.0, noise, size=(n, channels, side, side))
+    square, margin, down, across = side * 10 // 32, side // 16, side // 4, side * 7 // 32
+    for k, c in enumerate(labels):
+        row, col = (int(c) // 4) % 3, int(c) % 4  # 12 places; more classes share them
+        y, x = margin + down * row, margin + across * col
+        img[k, :, y:y + square, x:x + square] += 60.0
+    return np.clip(np.rint(img), 0, 255).astype(np.uint8), [int(c) for c in labels]
+
+
+def cifar_batch(name: str, n: int, seed: int, classes: int = 10,
+                label_key: str = "labels") -> dict[str, Any]:
+    """One CIFAR python-pickle batch: `data` uint8 (n, 3072) channel-major, labels under
+    `label_key` ("labels" for CIFAR-10, "fine_labels" for CIFAR-100), `batch_label`, `filenames`."""
+    data, labels = class_images(n, seed, classes)
+    return {"batch_label": name, label_key: labels, "data": data.reshape(n, -1),
+            "filenames": [f"standin_{seed}_{i:05d}.png" for i in range(n)]}
+
+
+def write_pickles(out_dir: Path, files: Mapping[str, Any]) -> dict[str, str]:
+    """Each object pickled (protocol 2, as CIFAR ships) to out_dir/<name>; returns name -> md5."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md5 = {}
+    for name, content in files.items():
+        blob = pickle.dumps(content, protocol=2)
+        (out_dir / name).write_bytes(blob)
+        md5[name] = hashlib.md5(blob).hexdigest()
+    return md5
+
+
+_MD5_LAUNCHER = '''"""Harness-owned launcher (written by the task's prepare.py; do not edit).
+
+torchvision's {dataset} checks each file's md5 against the real data set (and would download it
+otherwise); the expected md5s become those of the stand-in files, so the check still runs. Then it
+runs the project's script unchanged: python {name} SCRIPT ARGS...
+"""
+import runpy
+import sys
+
+import torchvision.datasets as datasets
+
+MD5 = {md5!r}
+
+data = datasets.{dataset}
+data.train_list = [[f, MD5[f]] for f, _ in data.train_list]
+data.test_list = [[f, MD5[f]] for f, _ in data.test_list]
+data.meta = {{**data.meta, "md5": MD5[data.meta["filename"]]}}
+
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+'''
+
+
+def torchvision_md5_launcher(root: Path, name: str, md5: Mapping[str, str],
+                             dataset: str = "CIFAR10") -> Path:
+    """Write root/<name>: a launcher that makes torchvision's `dataset` accept the stand-in files
+    (their md5s instead of the real ones) and runs the project's script with its own arguments.
+    Declare it in task.yaml's prepare.outputs, so it is protected."""
+    path = root / name
+    path.write_text(_MD5_LAUNCHER.format(dataset=dataset, name=name, md5=dict(md5)))
+    return path
+
+
+def token_sentences(n_words: int, seed: int, vocab: int = 200, mean_len: int = 12) -> list[str]:
+    """Stand-in text with learnable structure: words drawn from a per-topic Zipf-like vocabulary,
+    sentences of a topic stay on it (w0..w{vocab-1}, one sentence a line)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    topics = 4
+    weights = 1.0 / np.arange(1, vocab + 1)
+    orders = [np.random.default_rng(100 + t).permutation(vocab) for t in range(topics)]
+    out: list[str] = []
+    total = 0
+    while total < n_words:
+        t = int(rng.integers(0, topics))
+        length = max(3, int(rng.poisson(mean_len)))
+        picks = rng.choice(vocab, size=length, p=weights / weights.sum())
+        out.append(" ".join(f"w{orders[t][p]}" for p in picks))
+        total += length
+    return out
