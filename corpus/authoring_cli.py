@@ -29,6 +29,21 @@ def register_authoring(sub: argparse._SubParsersAction) -> None:
     n.add_argument("--sources", type=Path, default=argparse.SUPPRESS, metavar="DIR",
                    help=f"where the snapshot or mirror is (default ${SOURCES_ENV})")
     n.set_defaults(func=cmd_pin)
+    w = tsub.add_parser("new", help="start an upstream task from a corpus project (scaffold)",
+                        description="Pin the project's snapshot (as `tasks pin`), then write "
+                        "DIR/OWNER__NAME/: task.yaml with the source, command and title from the "
+                        "corpus record and every value to measure marked FILL; prepare.py and "
+                        "evaluate.py skeletons on the task kit; a gold recipe skeleton. Then fill "
+                        "them in and run `gpu2tpu validate --tasks OWNER__NAME --task-dir DIR` "
+                        "(docs/upstream-tasks.md).")
+    w.add_argument("what", metavar="OWNER__NAME|PATH", help="a corpus id or a git repository's path")
+    w.add_argument("--dir", type=Path, default=Path("."), metavar="DIR",
+                   help="where the task folder is written (default: the current directory)")
+    w.add_argument("--commit", help="as for `tasks pin`")
+    w.add_argument("--repo", metavar="OWNER/NAME", help="as for `tasks pin`")
+    w.add_argument("--sources", type=Path, default=argparse.SUPPRESS, metavar="DIR",
+                   help=f"where the snapshot or mirror is (default ${SOURCES_ENV})")
+    w.set_defaults(func=cmd_new)
 
 
 def cmd_pin(args: argparse.Namespace) -> int:
@@ -36,4 +51,17 @@ def cmd_pin(args: argparse.Namespace) -> int:
 
     apply_task_options(args)
     print(pin_source(args.what, args.sources, args.commit, args.repo).render())
+    return 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from gpu2tpu.corpus.scaffold import scaffold_task
+
+    apply_task_options(args)
+    dest = scaffold_task(args.what, args.dir, args.sources, args.commit, args.repo)
+    files = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
+    print(f"wrote {dest}: {', '.join(files)}")
+    print("next: fill every FILL (task.yaml, prepare.py, evaluate.py, migrations/gold.py), add broken "
+          "recipes with labels, then")
+    print(f"  gpu2tpu validate --tasks {dest.name} --task-dir {args.dir}")
     return 0

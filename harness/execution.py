@@ -26,7 +26,7 @@ from gpu2tpu.sandbox.process import budget_record, clean_env, confinement, isola
 from gpu2tpu.tasks import TASKS_DIR
 from gpu2tpu.tasks.materialise import migration_patch, original_tree
 from gpu2tpu.tasks.recipe import apply_recipe
-from gpu2tpu.tasks.spec import RunSpec, task_content_hash
+from gpu2tpu.tasks.spec import VALIDATED_FILE, RunSpec, task_content_hash
 
 Progress = Callable[[str], None]
 MODEL_STATE = "gpu2tpu_model_state.pt"  # beside the project tree, written by the probe
@@ -150,11 +150,12 @@ MANIFEST = "manifest.json"
 
 def reference_inputs_hash(task_dir: Path) -> str:
     """SHA-256 over the task files a reference bundle depends on: everything but the broken and
-    alternative migrations and their labels (editing those does not rebuild the references)."""
+    alternative migrations, their labels and validated.json (editing those does not rebuild the
+    references)."""
     digest = hashlib.sha256()
     for path in sorted(p for p in task_dir.rglob("*") if p.is_file()):
         rel = path.relative_to(task_dir).as_posix()
-        if not rel.startswith(("migrations/broken/", "migrations/alternatives/")):
+        if not rel.startswith(("migrations/broken/", "migrations/alternatives/")) and rel != VALIDATED_FILE:
             digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 

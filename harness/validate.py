@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu2tpu.harness import validated
 from gpu2tpu.harness.criteria import CRITERION_NAMES
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
 from gpu2tpu.tasks.finder import find_task, list_tasks
@@ -99,10 +101,13 @@ def confusion_table(items: list[Labelled], verdicts: dict[tuple[str, str], dict[
 
 
 def validate(task_ids: list[str], runs_root: Path, run_id: str, workers: int = 1,
-             target: str = DEFAULT_TARGET) -> tuple[list[Labelled], dict[tuple[str, str], dict[str, Any]]]:
+             target: str = DEFAULT_TARGET, gold_only: frozenset[str] = frozenset(),
+             ) -> tuple[list[Labelled], dict[tuple[str, str], dict[str, Any]]]:
+    """Grade the labelled migrations of `task_ids` (only the gold of those in `gold_only`)."""
     from gpu2tpu.harness.evaluate import evaluate_predictions
 
-    items = [m for t in task_ids for m in labelled_migrations(find_task(t))]
+    items = [m for t in task_ids for m in labelled_migrations(find_task(t))
+             if t not in gold_only or m.agent == "gold"]
     with tempfile.TemporaryDirectory() as tmp:
         preds = Path(tmp) / "labelled.jsonl"
         preds.write_text("".join(json.dumps({"schema_version": 1, "task_id": m.task_id, "agent": m.agent,
@@ -117,10 +122,28 @@ def validate(task_ids: list[str], runs_root: Path, run_id: str, workers: int = 1
     return items, verdicts
 
 
+def plan(task_ids: list[str], changed_only: bool) -> tuple[frozenset[str], dict[str, str]]:
+    """(tasks graded gold only, why each other task gets its whole suite). With `changed_only`,
+    a task whose validation record still holds gets its gold only; otherwise every task is whole."""
+    if not changed_only:
+        return frozenset(), {t: "asked for" for t in task_ids}
+    grading = validated.grading_code_hash()
+    why = {t: validated.changed(find_task(t), grading) for t in task_ids}
+    return frozenset(t for t, w in why.items() if w is None), {t: w for t, w in why.items() if w}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("validate", help="grade a task's gold, alternative and broken migrations "
+    p = sub.add_parser("validate", help="grade tasks' gold, alternative and broken migrations "
                        "against their labels", description=__doc__)
-    p.add_argument("--tasks", nargs="*", help="task ids (default: every task found)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--tasks", nargs="*", help="task ids (default: every task found)")
+    which.add_argument("--all", action="store_true",
+                       help="every task, whole labelled suites: what a release is checked with")
+    p.add_argument("--changed", action="store_true",
+                   help="every gold, and the whole labelled suite only of tasks whose files, grading "
+                   "code or torch versions changed since their validated.json (what CI grades)")
+    p.add_argument("--no-record", action="store_true",
+                   help="do not write validated.json for the tasks whose whole suite passed")
     add_task_options(p)
     p.add_argument("--run-id", default="validate", help="name of the run directory under --runs")
     p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
@@ -132,14 +155,35 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     apply_task_options(args)
     task_ids = args.tasks or ([_task_id_of(d) for d in args.task_dir if (d / "task.yaml").is_file()]
-                              or list_tasks())
-    items, verdicts = validate(task_ids, args.runs.expanduser().resolve(), args.run_id, args.workers,
-                               args.target)
+                              if args.task_dir and not args.all else []) or list_tasks()
+    gold_only, whole = plan(task_ids, args.changed)
+    grading = validated.grading_code_hash()
+    for task_id in task_ids:
+        what = "gold only (validated.json holds)" if task_id in gold_only else \
+            f"whole suite: {whole[task_id]}"
+        print(f"{task_id}: {what}")
+    runs = args.runs.expanduser().resolve()
+    items: list[Labelled] = []
+    verdicts: dict[tuple[str, str], dict[str, Any]] = {}
+    started = time.monotonic()
+    for task_id in task_ids:  # one task at a time, so each one's cost is measured alone
+        t0 = time.monotonic()
+        got_items, got = validate([task_id], runs, args.run_id, args.workers, args.target, gold_only)
+        wall = time.monotonic() - t0
+        items += got_items
+        verdicts.update(got)
+        ok = not mismatches(got_items, got)
+        print(f"{task_id}: {len(got_items)} migration(s) in {wall:.0f} s, "
+              f"{'as labelled' if ok else 'MISMATCH'}", flush=True)
+        if ok and got_items and task_id not in gold_only and not args.no_record:
+            validated.write(find_task(task_id), grading, len(got_items), wall)
     print(confusion_table(items, verdicts))
     wrong = mismatches(items, verdicts)
     for line in wrong:
         print(f"MISMATCH {line}")
-    print(f"\n{len(items) - len(wrong)} of {len(items)} migrations graded as labelled")
+    total = time.monotonic() - started
+    print(f"\n{len(items) - len(wrong)} of {len(items)} migrations graded as labelled, "
+          f"{len(task_ids)} task(s) in {total:.0f} s ({total / max(1, len(task_ids)):.0f} s per task)")
     return 1 if wrong else 0
 
 

@@ -14,6 +14,8 @@ from gpu2tpu.errors import UserError
 from gpu2tpu.tasks.sources import Pin
 
 PRECISION_POLICIES = ("fp32", "bf16_allowed")
+VALIDATED_FILE = "validated.json"  # what the task's last full labelled suite proved (harness/validated.py)
+FILL = "FILL"  # a value `gpu2tpu tasks new` leaves for the author to measure; a task with one never loads
 # What a task can exercise (task.yaml `hazards`, listed in the README's table of tasks).
 HAZARDS = {
     "dropout": "random masks the reference and the migration draw differently",
@@ -150,10 +152,13 @@ class RunSpec:
 
 def task_content_hash(task_dir: Path) -> str:
     """SHA-256 over every file of the task (names and bytes), bytecode included: a stray .pyc
-    changes the hash (and so the reference key) instead of going unnoticed."""
+    changes the hash (and so the reference key) instead of going unnoticed. validated.json, the
+    record of the task's last validation, is left out."""
     digest = hashlib.sha256()
     for path in sorted(p for p in task_dir.rglob("*") if p.is_file()):
         rel = path.relative_to(task_dir).as_posix()
+        if rel == VALIDATED_FILE:  # a record about the task, written after its grading
+            continue
         digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -185,6 +190,10 @@ def load_spec(task_dir: Path) -> RunSpec:
     task_dir = Path(task_dir).expanduser().resolve()
     path = task_dir / "task.yaml"
     raw = read_task_yaml(task_dir)
+    todo = unfilled(raw)
+    if todo:
+        raise UserError(f"{path}: still to fill: {', '.join(todo)} (docs/upstream-tasks.md lists "
+                        "each field with its unit)")
     for key, kinds, name in _TYPES:
         value = raw.get(key)
         wrong = not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
@@ -213,6 +222,17 @@ def load_spec(task_dir: Path) -> RunSpec:
     if spec.precision_policy not in PRECISION_POLICIES:
         raise UserError(f"{path}: precision_policy must be one of {PRECISION_POLICIES}")
     return spec
+
+
+def unfilled(raw: Any, path: str = "") -> list[str]:
+    """The task.yaml fields still marked FILL, as dotted paths."""
+    if raw == FILL:
+        return [path]
+    if isinstance(raw, dict):
+        return [p for k, v in raw.items() for p in unfilled(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(raw, list):
+        return [p for i, v in enumerate(raw) for p in unfilled(v, f"{path}[{i}]")]
+    return []
 
 
 def _hazards(value: Any, path: Path) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ SLOW_TESTS = {"test_walkthrough_verbatim", "test_paths_a_user_can_type",
               "test_gc_walk_filter_is_graded_tampered_with_its_line_quoted",
               "test_time_limit_kills_the_process_group",
               "test_sleeping_steps_are_slow_even_beside_their_own_burners",
-              "test_bundle_round_trip_submit_verify_ranked"}
+              "test_bundle_round_trip_submit_verify_ranked", "test_newcomer_path_new_edit_validate"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
