@@ -10,6 +10,7 @@ from gpu2tpu.errors import UserError
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.options import add_task_options, apply_task_options
 from gpu2tpu.tasks.sources import source_present
+from gpu2tpu.tasks.spec import read_label
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,6 +37,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--to", required=True, type=Path, help="a new directory")
     add_task_options(m)
     m.set_defaults(func=cmd_materialise)
+    t = tsub.add_parser("table", help="the README's table of tasks: hazards and labelled migrations",
+                        description="Print a markdown table of the tasks of one kind: the hazards "
+                        "each exercises (task.yaml `hazards`), its broken migrations with their "
+                        "labelled category (* silent) and its correct alternatives.")
+    t.add_argument("--kind", choices=("upstream", "practice"), default="upstream")
+    add_task_options(t)
+    t.set_defaults(func=cmd_table)
+
+
+def markdown_table(kind: str = "upstream") -> str:
+    """The README's table of tasks of one kind: each task, the hazards it exercises (task.yaml),
+    and its broken migrations with the category each is labelled (silent ones marked *)."""
+    rows = ["| task | hazards | broken migrations (labelled category; * silent) | correct alternatives |",
+            "| --- | --- | --- | --- |"]
+    for task_id in list_tasks():
+        spec = find_task(task_id)
+        if spec.kind != kind:
+            continue
+        broken = []
+        for name in spec.migration_names("broken"):
+            label = read_label(spec.migration_file(name))
+            broken.append(f"{name.split('/', 1)[1]} ({label.category}{'*' if label.silent else ''})")
+        alts = [n.split("/", 1)[1] for n in spec.migration_names("alternatives")]
+        rows.append(f"| `{task_id}` | {', '.join(spec.hazards) or '-'} | {', '.join(broken) or '-'} | "
+                    f"{', '.join(alts) or '-'} |")
+    return "\n".join(rows)
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    apply_task_options(args)
+    print(markdown_table(args.kind))
+    return 0
 
 
 def tasks_subcommands(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:

@@ -22,6 +22,7 @@ HAZARDS = {
     "bf16": "a precision the task allows, with its own rounding",
     "amp": "autocast and a gradient scaler written for CUDA",
     "grad_clip": "gradient clipping, by norm or by value",
+    "grad_accum": "gradient accumulation over micro-batches",
     "padding": "variable-length batches that recompile per shape",
     "host_sync": "per-step host reads (.item(), printing, logging)",
     "data_parallel": "several chips, DataParallel or DistributedDataParallel",
