@@ -95,12 +95,13 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def isolated_python(script: Path, *args: str) -> list[str]:
-    """argv for a harness-owned script (evaluate.py, prepare.py): `python -I -B` minus -E, so the
-    allow-listed PYTHONHASHSEED reaches it. Projects order classes and vocabularies by iterating
-    sets of strings; under -I the goal's process hashed them with a random seed, not the training
-    run's, and evaluated a model whose class indices it had permuted."""
-    no_script_dir = ["-P"] if sys.version_info >= (3, 11) else []
-    return [sys.executable, "-s", "-B", *no_script_dir, str(script), *args]
+    """argv for a harness-owned script (evaluate.py, prepare.py): `python -s -B`, not -I: -E would
+    drop the allow-listed PYTHONHASHSEED (projects order classes and vocabularies by iterating sets
+    of strings; under -I the goal's process hashed them with a random seed, not the training run's,
+    and evaluated a model whose class indices it had permuted), and -P would hide the script's own
+    folder, where the harness copies the task kit (task_kit.py) beside it. That folder is a private
+    copy of the task's own files, never the graded tree."""
+    return [sys.executable, "-s", "-B", str(script), *args]
 
 
 def run_process(argv: list[str], cwd: Path, out_dir: Path, env: dict[str, str],

@@ -2,7 +2,8 @@
 harness runs them, so task code holds only what is particular to its project.
 
 evaluate.py:  `evaluate_goal("accuracy", measure)`: parses --checkpoint/--out/--project, puts the
-              pristine project on sys.path, calls `measure(ckpt)` and writes goal.json; a
+              pristine project (--project, or a practice task's project/) on sys.path,
+              calls `measure(ckpt)` and writes goal.json; a
               `GoalUnavailable` raised by measure becomes the goal's `error`.
               `ckpt.state()` loads the checkpoint safely (weights_only) with `module.` and
               `_orig_mod.` prefixes removed.
@@ -32,9 +33,10 @@ class GoalUnavailable(Exception):
     """The checkpoint cannot be measured (the message is written as the goal's `error`)."""
 
 
-def load_state(path: Path | str, key: str | None = None) -> dict[str, Any]:
+def load_state(path: Path | str, key: str | None = None, as_float: bool = False) -> dict[str, Any]:
     """A checkpoint's state_dict on the CPU, loaded with weights_only=True (no pickled code runs).
-    `key` picks an entry of a checkpoint that is a dict of several (e.g. "model")."""
+    `key` picks an entry of a checkpoint that is a dict of several (e.g. "model"); `as_float`
+    casts floating tensors to float32 (a migration may train in bf16 where the task allows it)."""
     import torch
 
     state = torch.load(str(path), map_location="cpu", weights_only=True)
@@ -44,7 +46,10 @@ def load_state(path: Path | str, key: str | None = None) -> dict[str, Any]:
         state = state[key]
     if not isinstance(state, dict):
         raise GoalUnavailable(f"checkpoint is a {type(state).__name__}, not a state_dict")
-    return {_strip(k): v for k, v in state.items()}
+    out = {_strip(k): v for k, v in state.items()}
+    if as_float:
+        out = {k: v.float() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in out.items()}
+    return out
 
 
 def _strip(name: str) -> str:
@@ -59,14 +64,14 @@ def _strip(name: str) -> str:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """What evaluate.py measures: the trained checkpoint, and the pristine prepared project tree
-    (upstream tasks; None for practice tasks)."""
+    """What evaluate.py measures: the trained checkpoint, and the pristine project tree (an
+    upstream task's prepared tree, or a practice task's own project/)."""
 
     path: Path
     project: Path | None
 
-    def state(self, key: str | None = None) -> dict[str, Any]:
-        return load_state(self.path, key)
+    def state(self, key: str | None = None, as_float: bool = False) -> dict[str, Any]:
+        return load_state(self.path, key, as_float)
 
 
 def write_goal(out: Path | str, metric: str, value: float | None, error: str | None = None) -> None:
@@ -84,10 +89,12 @@ def evaluate_goal(metric: str, measure: Callable[[Checkpoint], float],
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--project", type=Path, help="the pristine, prepared project tree")
     args = parser.parse_args(argv)
-    if args.project is not None:
-        sys.path.insert(0, str(args.project))
+    own = Path(sys.argv[0]).resolve().parent / "project"  # a practice task's code, beside it
+    project = args.project or (own if own.is_dir() else None)
+    if project is not None:
+        sys.path.insert(0, str(project))
     try:
-        value: float | None = float(measure(Checkpoint(args.checkpoint, args.project)))
+        value: float | None = float(measure(Checkpoint(args.checkpoint, project)))
         error = None
     except GoalUnavailable as exc:
         value, error = None, str(exc)

@@ -1,36 +1,23 @@
-"""Harness-owned goal metric for cifar_amp: test accuracy of the saved checkpoint.
+"""Goal metric for cifar_amp: test accuracy of the checkpoint, with the task's pristine project/
+for the model and data definitions."""
 
-Uses the task's pristine project/ (never the migrated copy) for the model and data definitions.
-"""
-import argparse
-import json
-import os
-import sys
+from __future__ import annotations
 
 import torch
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "project"))
-from data import SyntheticCIFAR  # noqa: E402
-from model import SmallResNet  # noqa: E402
+from task_kit import Checkpoint, evaluate_goal
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--out", required=True)
-    args = p.parse_args()
-    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
+def measure(ckpt: Checkpoint) -> float:
+    from data import SyntheticCIFAR
+    from model import SmallResNet
+
     model = SmallResNet()
-    model.load_state_dict({k: v.cpu().float() for k, v in state.items()})
+    model.load_state_dict(ckpt.state(as_float=True))
     model.eval()
     test = SyntheticCIFAR(n=1024, train=False)
     with torch.no_grad():
-        pred = model(test.images).argmax(1)
-    accuracy = (pred == test.labels).float().mean().item()
-    with open(args.out, "w") as f:
-        json.dump({"schema_version": 1, "metric": "accuracy", "value": accuracy}, f)
-    print(f"accuracy {accuracy:.4f}")
+        return (model(test.images).argmax(1) == test.labels).float().mean().item()
 
 
 if __name__ == "__main__":
-    main()
+    evaluate_goal("accuracy", measure)

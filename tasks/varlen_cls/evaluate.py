@@ -1,37 +1,25 @@
-"""Harness-owned goal metric for varlen_cls: held-out accuracy of the saved checkpoint.
+"""Goal metric for varlen_cls: held-out accuracy of the checkpoint on padded sequences, with the
+task's pristine project/ for the model and data definitions."""
 
-Uses the task's pristine project/ (never the migrated copy) for the model and data definitions.
-"""
-import argparse
-import json
-import os
-import sys
+from __future__ import annotations
 
 import torch
+from task_kit import Checkpoint, evaluate_goal
 from torch.nn.utils.rnn import pad_sequence
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "project"))
-from data import CountingDataset  # noqa: E402
-from model import BagClassifier  # noqa: E402
 
+def measure(ckpt: Checkpoint) -> float:
+    from data import CountingDataset
+    from model import BagClassifier
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--out", required=True)
-    args = p.parse_args()
-    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
     model = BagClassifier()
-    model.load_state_dict({k: v.cpu().float() for k, v in state.items()})
+    model.load_state_dict(ckpt.state(as_float=True))
     test = CountingDataset(n=1024, train=False)
     tokens = pad_sequence(test.seqs, batch_first=True, padding_value=0)
     with torch.no_grad():
         pred = model(tokens, (tokens != 0).float()).argmax(1)
-    accuracy = (pred == torch.tensor(test.labels)).float().mean().item()
-    with open(args.out, "w") as f:
-        json.dump({"schema_version": 1, "metric": "accuracy", "value": accuracy}, f)
-    print(f"accuracy {accuracy:.4f}")
+    return (pred == torch.tensor(test.labels)).float().mean().item()
 
 
 if __name__ == "__main__":
-    main()
+    evaluate_goal("accuracy", measure)
