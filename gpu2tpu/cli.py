@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"gpu2tpu: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `gpu2tpu tasks | head`: the reader left; nothing to report
+        sys.stderr.close()
+        return 141
     except KeyboardInterrupt:
         print("gpu2tpu: interrupted", file=sys.stderr)
         return 130
