@@ -208,7 +208,7 @@ def pin_source(what: str, sources: Path | None = None, commit: str | None = None
     path = Path(what).expanduser()
     if path.is_dir() and ((path / ".git").exists() or (path / "HEAD").is_file()):
         return pin_git(path, commit, repo)
-    if "/" in what or path.is_dir():
+    if "/" in what:  # a folder named like a corpus id (e.g. the author's task) is no repository
         hint = f" (the id of {what} is {what.replace('/', '__', 1)})" if what.count("/") == 1 \
             and not path.exists() else ""
         raise UserError(f"{what}: not a git repository (no .git); give a corpus id (OWNER__NAME) "

@@ -63,7 +63,7 @@ def task_yaml(pinned: Pinned, rec: dict[str, Any] | None) -> str:
         "source": {"repo": pinned.pin.repo, "commit": pinned.pin.commit, "tree": pinned.pin.tree},
         "workdir": workdir, "command": command,
         "reference_args": {"cpu": [], "cuda": []},
-        "seed": 0, "seed_arg": None, "harness_seed": True, "reference_seeds": [1, 2],
+        "seed": 0, "seed_arg": FILL, "harness_seed": FILL, "reference_seeds": [1, 2],
         "steps": FILL, "target_chips": 1, "precision_policy": "fp32",
         "prepare": {"outputs": [FILL]}, "protected": [], "checkpoint": None,
         "goal": {"metric": FILL, "higher_is_better": True, "tolerance": FILL},

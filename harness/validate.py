@@ -65,6 +65,15 @@ def graded(verdict: dict[str, Any]) -> tuple[str, tuple[str, ...], bool]:
     return str(verdict.get("category")), failing, bool(verdict.get("silent"))
 
 
+def expected(category: str, failing: tuple[str, ...], silent: bool) -> tuple[str, tuple[str, ...], bool]:
+    """A label as `graded` returns a verdict: the failing criteria in the criteria's order, so a
+    label may list them in any order; a name that is no criterion never matches, and says so."""
+    if category == MIGRATED:
+        return MIGRATED, (), False
+    unknown = tuple(f"unknown criterion {c!r}" for c in failing if c not in CRITERION_NAMES)
+    return category, tuple(c for c in CRITERION_NAMES if c in failing) + unknown, silent
+
+
 def mismatches(items: list[Labelled], verdicts: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
     out = []
     for item in items:
@@ -73,8 +82,7 @@ def mismatches(items: list[Labelled], verdicts: dict[tuple[str, str], dict[str, 
             out.append(f"{item.task_id}/{item.agent}: no report")
             continue
         got = graded(verdict)
-        want = (MIGRATED, (), False) if item.category == MIGRATED else \
-            (item.category, item.failing, item.silent)
+        want = expected(item.category, item.failing, item.silent)
         if got != want:
             bad = [e["text"] for c in verdict["criteria"].values() for e in c["evidence"] if not e["ok"]]
             out.append(f"{item.task_id}/{item.agent}: graded {got}, labelled {want}; failing evidence: {bad}")

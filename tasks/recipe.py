@@ -10,6 +10,7 @@ beyond the anchors a recipe names.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -161,10 +162,13 @@ def _load(recipe_file: Path, name: str) -> Any:
     if spec is None or spec.loader is None:
         raise RecipeError(f"{recipe_file}: not a Python file")
     module = importlib.util.module_from_spec(spec)
-    try:
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in
+    try:  # the task folder: its content hash (and validated.json) must not change by a load
         spec.loader.exec_module(module)
     except Exception as exc:
         raise RecipeError(f"{recipe_file}: cannot be loaded ({type(exc).__name__}: {exc})") from exc
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     return module
 
 

@@ -4,6 +4,7 @@ of its broken migrations (Label)."""
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,6 +221,9 @@ def load_spec(task_dir: Path) -> RunSpec:
         raise UserError(f"{path}: required field {exc.args[0]!r} is missing") from exc
     except (TypeError, ValueError) as exc:
         raise UserError(f"{path}: malformed field: {exc}") from exc
+    if spec.performance.warmup_steps < 1:
+        raise UserError(f"{path}: performance.warmup_steps must be at least 1 (the first step compiles; "
+                        "counts of compilations and host reads start after the warm-up)")
     if spec.precision_policy not in PRECISION_POLICIES:
         raise UserError(f"{path}: precision_policy must be one of {PRECISION_POLICIES}")
     return spec
@@ -285,6 +289,10 @@ def _upstream_fields(raw: dict[str, Any], task_dir: Path) -> dict[str, Any]:
     if missing:
         raise UserError(f"{task_dir / 'task.yaml'}: source lacks {', '.join(missing)} "
                         "(an upstream task pins repo, commit and root tree id)")
+    bad = [k for k in ("commit", "tree") if not re.fullmatch(r"[0-9a-f]{40}", str(src[k]))]
+    if bad:
+        raise UserError(f"{task_dir / 'task.yaml'}: source.{bad[0]} must be 40 lowercase hex digits "
+                        "(`gpu2tpu tasks pin` prints both ids)")
     args = raw.get("reference_args") or {}
     return {"kind": kind, "source": Pin(id=str(raw["task_id"]), repo=str(src["repo"]),
                                         commit=str(src["commit"]), tree=str(src["tree"])),

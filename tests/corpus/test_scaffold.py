@@ -56,7 +56,7 @@ def test_new_writes_a_task_that_names_what_is_left_to_fill(tmp_path: Path, capsy
         assert "from task_kit import" in (task / skeleton).read_text()
     rc = main(["validate", "--tasks", "tkipf__pygcn", "--task-dir", str(tmp_path / "mine")])
     err = capsys.readouterr().err
-    assert rc == 2 and "still to fill: steps" in err and "goal.metric" in err
+    assert rc == 2 and "still to fill: seed_arg, harness_seed, steps" in err and "goal.metric" in err
     rc = main(["tasks", "new", "tkipf__pygcn", "--dir", str(tmp_path / "mine"),
                "--sources", str(SHARED_SOURCES)])
     assert rc == 2 and "already exists" in capsys.readouterr().err
