@@ -9,33 +9,26 @@ without autocast (positions the project masks out, target -1, are ignored as in 
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--project", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    sys.path.insert(0, os.path.abspath(args.project))
+
+def measure(ckpt: task_kit.Checkpoint) -> float:
     from dacite import from_dict
-    from omegaconf import OmegaConf
-
     from experiments.main import load_dataset  # the pristine, verified tree
+    from omegaconf import OmegaConf
     from xlstm.xlstm_lm_model import xLSTMLMModel, xLSTMLMModelConfig
 
-    cfg = OmegaConf.load(os.path.join(args.project, "gpu2tpu_xlstm_cpu.yaml"))
+    cfg = OmegaConf.load(os.path.join(ckpt.project, "gpu2tpu_xlstm_cpu.yaml"))
     OmegaConf.resolve(cfg)
     dataset = load_dataset(cfg.dataset.name, cfg.dataset.kwargs)
     model = xLSTMLMModel(from_dict(xLSTMLMModelConfig, OmegaConf.to_container(cfg.model)))
-    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
-    model.load_state_dict({k.removeprefix("module."): v.float() for k, v in state.items()})
+    model.load_state_dict({k: v.float() for k, v in ckpt.state().items()})
     model.eval()
     total, count = 0.0, 0
     loader = torch.utils.data.DataLoader(dataset.test_split["test"], batch_size=64)
@@ -47,10 +40,9 @@ def main() -> None:
             total += loss.item()
             count += int((labels != -1).sum())
     value = total / count
-    with open(args.out, "w") as f:
-        json.dump({"schema_version": 1, "metric": "test_ce", "value": value}, f)
     print(f"test_ce {value:.6f}")
+    return value
 
 
 if __name__ == "__main__":
-    main()
+    task_kit.evaluate_goal("test_ce", measure)

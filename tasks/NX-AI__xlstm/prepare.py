@@ -14,10 +14,14 @@ This writes, harness-owned and protected:
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
 LAUNCHER = "gpu2tpu_xlstm.py"
 LAUNCHER_TEXT = '''"""Harness-owned launcher (written by the task's prepare.py; do not edit).
@@ -59,7 +63,7 @@ def config(device: str, backend: str | None) -> dict:
     }
 
 
-def main(root: Path) -> None:
+def write(root: Path) -> None:
     if not (root / "experiments" / "main.py").is_file():
         sys.exit(f"prepare: {root} lacks experiments/main.py; materialise the task's tree first")
     head = "# Harness-owned (written by the task's prepare.py; do not edit).\n"
@@ -70,6 +74,4 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python prepare.py ROOT (the materialised NX-AI/xlstm tree)")
-    main(Path(sys.argv[1]))
+    task_kit.prepare_main(write, "NX-AI/xlstm")

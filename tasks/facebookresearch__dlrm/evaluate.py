@@ -8,13 +8,14 @@ seed the training never uses (4 fixed lookups per bag, as in the task's command)
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
 EVAL_SEED, BATCHES, BATCH, LOOKUPS = 9_999, 10, 128, 4
 LN_EMB = np.array([1000, 1000, 1000, 1000])
@@ -22,23 +23,15 @@ LN_BOT = np.array([13, 64, 16])
 LN_TOP = np.array([26, 64, 1])  # 26 = 5 * 4 / 2 pairwise interactions + 16 dense outputs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--project", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    sys.path.insert(0, args.project)
-    os.chdir(args.project)
+def measure(ckpt: task_kit.Checkpoint) -> float:
+    os.chdir(ckpt.project)
     import dlrm_data_pytorch as dp  # the pristine, verified tree
     import dlrm_s_pytorch as dlrm_mod
 
     model = dlrm_mod.DLRM_Net(16, LN_EMB, LN_BOT, LN_TOP, arch_interaction_op="dot",
                               arch_interaction_itself=False, sigmoid_bot=-1,
                               sigmoid_top=LN_TOP.size - 2, ndevices=-1, loss_function="bce")
-    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
-    state = {k.removeprefix("module."): v for k, v in state.items()}
-    model.load_state_dict(state)
+    model.load_state_dict(ckpt.state())
     model.eval()
     data = dp.RandomDataset(LN_BOT[0], LN_EMB, 1, BATCHES, BATCH, LOOKUPS, True, 1, False,
                             "random", "", False, reset_seed_on_access=True,
@@ -50,9 +43,8 @@ def main() -> None:
             x, offsets, indices, target = dp.collate_wrapper_random_offset([data[i]])
             z = model(x, offsets, indices)
             total += float(torch.nn.functional.binary_cross_entropy(z, target))
-    with open(args.out, "w") as fh:
-        json.dump({"schema_version": 1, "metric": "test_bce", "value": total / BATCHES}, fh)
+    return total / BATCHES
 
 
 if __name__ == "__main__":
-    main()
+    task_kit.evaluate_goal("test_bce", measure)

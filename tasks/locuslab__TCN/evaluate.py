@@ -4,13 +4,17 @@ The model is built from the pristine upstream tree (--project) with the task's c
 held-out adding-problem data is generated here from a fixed seed (our own generator, same task
 definition: two marked positions, the target is the sum of their values).
 """
-import argparse
-import json
+
+from __future__ import annotations
+
 import os
 import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
 SEQ_LEN, LEVELS, KSIZE, NHID = 24, 3, 3, 8     # must match task.yaml's command
 N_TEST = 2000
@@ -30,27 +34,18 @@ def adding_data(n, seq_len, seed):
     return x, torch.from_numpy(target).unsqueeze(1)
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--project", required=True)
-    p.add_argument("--out", required=True)
-    args = p.parse_args()
-    sys.path.insert(0, os.path.abspath(args.project))
-    from TCN.adding_problem.model import TCN
+def measure(ckpt: task_kit.Checkpoint) -> float:
+    from TCN.adding_problem.model import TCN  # the pristine, verified tree
 
     model = TCN(2, 1, [NHID] * LEVELS, kernel_size=KSIZE, dropout=0.0)
-    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
-    state = {k.removeprefix("module."): v.float() for k, v in state.items()}
-    model.load_state_dict(state)
+    model.load_state_dict({k: v.float() for k, v in ckpt.state().items()})
     model.eval()
     x, y = adding_data(N_TEST, SEQ_LEN, seed=12345)
     with torch.no_grad():
         mse = torch.nn.functional.mse_loss(model(x), y).item()
-    with open(args.out, "w") as f:
-        json.dump({"schema_version": 1, "metric": "test_mse", "value": mse}, f)
     print(f"test_mse {mse:.6f}")
+    return mse
 
 
 if __name__ == "__main__":
-    main()
+    task_kit.evaluate_goal("test_mse", measure)

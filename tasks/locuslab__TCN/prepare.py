@@ -3,20 +3,26 @@
 The adding problem generates its data in the script itself (TCN/adding_problem/utils.py), so no
 stand-in data is written: this only checks that the tree is the one the task expects.
 """
+
+from __future__ import annotations
+
 import os
 import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
 NEEDED = ("TCN/adding_problem/add_test.py", "TCN/adding_problem/utils.py",
           "TCN/adding_problem/model.py", "TCN/tcn.py")
 
 
-def main():
-    root = sys.argv[1]
-    missing = [p for p in NEEDED if not os.path.isfile(os.path.join(root, p))]
+def check(root: Path) -> None:
+    missing = [p for p in NEEDED if not (root / p).is_file()]
     if missing:
         sys.exit(f"prepare: {root} lacks {', '.join(missing)}; materialise the task's tree first")
     print("prepare: the adding problem generates its own data; nothing to write")
 
 
 if __name__ == "__main__":
-    main()
+    task_kit.prepare_main(check, "locuslab/TCN")

@@ -10,38 +10,34 @@ value, and says so.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import pickle
+import sys
 
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
+
 INDEX = 4  # task.yaml's command
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--project", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    with open(os.path.join(args.project, "data", ".torch", "cifar-100-python", "train"), "rb") as f:
+def measure(ckpt: task_kit.Checkpoint) -> float:
+    with open(os.path.join(ckpt.project, "data", ".torch", "cifar-100-python", "train"), "rb") as f:
         train = pickle.load(f, encoding="latin1")
     image = np.asarray(train["data"][INDEX], dtype=np.float32).reshape(3, 32, 32) / 255.0
     label = int(train["fine_labels"][INDEX])
-    result = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
+    result = ckpt.state()
     dummy = result["dummy_data"].float().reshape(3, 32, 32)
     leaked = int(result["dummy_label"].float().reshape(-1).argmax())
     mse = float(((dummy - torch.from_numpy(image)) ** 2).mean())
-    out = {"schema_version": 1, "metric": "reconstruction_mse", "value": mse if leaked == label else None}
-    if leaked != label:
-        out["error"] = f"the attack did not leak the label: dummy label class {leaked}, true class {label}"
-    with open(args.out, "w") as f:
-        json.dump(out, f)
     print(f"reconstruction_mse {mse:.6f}; leaked label {leaked} (true {label})")
+    if leaked != label:
+        raise task_kit.GoalUnavailable(
+            f"the attack did not leak the label: dummy label class {leaked}, true class {label}")
+    return mse
 
 
 if __name__ == "__main__":
-    main()
+    task_kit.evaluate_goal("reconstruction_mse", measure)

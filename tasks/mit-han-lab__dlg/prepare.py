@@ -18,12 +18,14 @@ gpu2tpu_dlg_result.pt, the task's checkpoint. Usage: python gpu2tpu_dlg.py --ste
 
 from __future__ import annotations
 
-import hashlib
-import pickle
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
 SIDE, N_TRAIN, N_TEST, FINE, COARSE = 32, 32, 8, 100, 20
 BASE = Path("data") / ".torch" / "cifar-100-python"
@@ -111,23 +113,16 @@ def split(name: str, n: int, seed: int) -> dict:
             "fine_labels": fine, "coarse_labels": [c // 5 for c in fine], "data": data}
 
 
-def main(root: Path) -> None:
+def write(root: Path) -> None:
     if not (root / "main.py").is_file():
         sys.exit(f"prepare: {root} lacks main.py; materialise the task's tree first")
-    out = root / BASE
-    out.mkdir(parents=True, exist_ok=True)
-    files = {"train": split("training batch 1 of 1", N_TRAIN, 100), "test": split("testing batch 1 of 1", N_TEST, 0),
+    files = {"train": split("training batch 1 of 1", N_TRAIN, 100),
+             "test": split("testing batch 1 of 1", N_TEST, 0),
              "meta": {"fine_label_names": [f"class_{i:02d}" for i in range(FINE)],
                       "coarse_label_names": [f"group_{i:02d}" for i in range(COARSE)]}}
-    md5 = {}
-    for name, content in files.items():
-        blob = pickle.dumps(content, protocol=2)
-        (out / name).write_bytes(blob)
-        md5[name] = hashlib.md5(blob).hexdigest()
+    md5 = task_kit.write_pickles(root / BASE, files)
     (root / LAUNCHER).write_text(LAUNCHER_TEXT.format(launcher=LAUNCHER, md5=md5))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python prepare.py ROOT (the materialised mit-han-lab/dlg tree)")
-    main(Path(sys.argv[1]))
+    task_kit.prepare_main(write, "mit-han-lab/dlg")

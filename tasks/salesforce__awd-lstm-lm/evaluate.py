@@ -9,36 +9,29 @@ carried across chunks, SplitCrossEntropyLoss without splits); writes the value t
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
+
 EMSIZE, NHID, NLAYERS, BPTT = 32, 64, 1, 5  # must match task.yaml's command
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--project", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    sys.path.insert(0, args.project)
+def measure(ckpt: task_kit.Checkpoint) -> float:
     import data  # the pristine, verified tree
     import model as model_module
     from splitcross import SplitCrossEntropyLoss
 
-    corpus = data.Corpus(os.path.join(args.project, "data", "penn"))
+    corpus = data.Corpus(os.path.join(ckpt.project, "data", "penn"))
     ntokens = len(corpus.dictionary)
     model = model_module.RNNModel("LSTM", ntokens, EMSIZE, NHID, NLAYERS, 0.4, 0.3, 0.65, 0.1, 0.5, True)
-    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
     # WeightDrop leaves `module.weight_hh_l0` registered as an alias of `..._raw` after an
     # evaluation forward (dropout off returns the raw parameter itself): not a weight of its own
-    state = {k.removeprefix("module."): v.float() for k, v in state.items()
-             if not k.endswith(".module.weight_hh_l0")}
-    model.load_state_dict(state)
+    model.load_state_dict({k: v.float() for k, v in ckpt.state().items()
+                           if not k.endswith(".module.weight_hh_l0")})
     model.eval()
     criterion = SplitCrossEntropyLoss(EMSIZE, splits=[], verbose=False)
     test = corpus.test.view(1, -1).t().contiguous()  # batch size 1, as the project's test pass
@@ -50,10 +43,9 @@ def main() -> None:
             output, hidden = model(x, hidden)
             total += seq_len * float(criterion(model.decoder.weight, model.decoder.bias, output, y))
     loss = total / test.size(0)
-    with open(args.out, "w") as fh:
-        json.dump({"schema_version": 1, "metric": "test_loss", "value": loss}, fh)
     print(f"test_loss {loss:.4f}")
+    return loss
 
 
 if __name__ == "__main__":
-    main()
+    task_kit.evaluate_goal("test_loss", measure)

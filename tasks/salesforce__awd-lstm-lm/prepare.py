@@ -14,10 +14,14 @@ runs the project's script unchanged with its own arguments.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
 VOCAB, CHAIN_SEED = 200, 7
 SPLITS = {"train.txt": (1600, 100), "valid.txt": (800, 101), "test.txt": (800, 102)}
@@ -54,7 +58,7 @@ def sentences(n_words: int, seed: int) -> list[str]:
     return lines
 
 
-def main(root: Path) -> None:
+def write(root: Path) -> None:
     out = root / "data" / "penn"
     out.mkdir(parents=True, exist_ok=True)
     for name, (n_words, seed) in SPLITS.items():
@@ -63,6 +67,4 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python prepare.py ROOT (the materialised salesforce/awd-lstm-lm tree)")
-    main(Path(sys.argv[1]))
+    task_kit.prepare_main(write, "salesforce/awd-lstm-lm")

@@ -9,17 +9,21 @@ Deterministic (numpy seed 0), stdlib + numpy only.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
 N_PAPERS, N_WORDS, N_CLASSES, N_EDGES = 1600, 96, 7, 4000
 CLASSES = ["Case_Based", "Genetic_Algorithms", "Neural_Networks", "Probabilistic_Methods",
            "Reinforcement_Learning", "Rule_Learning", "Theory"]
 
 
-def main(root: Path) -> None:
+def write(root: Path) -> None:
     rng = np.random.default_rng(0)
     out = root / "data" / "cora"
     out.mkdir(parents=True, exist_ok=True)
@@ -44,6 +48,4 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python prepare.py ROOT (the materialised tkipf/pygcn tree)")
-    main(Path(sys.argv[1]))
+    task_kit.prepare_main(write, "tkipf/pygcn")

@@ -6,28 +6,21 @@ and predicts the final positions from the same inputs the training script feeds 
 node feature |v|, edge attributes (charge product, squared distance).
 Usage: python evaluate.py --checkpoint FILE --project ROOT --out FILE
 """
-import argparse
-import json
 import os
 import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--project", required=True, help="pristine vgsatorras/egnn tree with stand-in data")
-    p.add_argument("--out", required=True)
-    args = p.parse_args()
-    root = os.path.abspath(args.project)
-    sys.path.insert(0, root)
-    os.chdir(root)  # NBodyDataset reads n_body_system/dataset/ relative to the working directory
+
+def measure(ckpt: task_kit.Checkpoint) -> float:
+    os.chdir(ckpt.project)  # NBodyDataset reads n_body_system/dataset/ relative to the working directory
     from n_body_system.dataset_nbody import NBodyDataset
     from n_body_system.model import EGNN_vel
 
-    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
-    state = {k.removeprefix("module."): v.float() for k, v in state.items()}
+    state = {k: v.float() for k, v in ckpt.state().items()}
     layers = len({k.split(".")[0] for k in state if k.startswith("gcl_")})
     hidden = state["embedding.weight"].shape[0]
     model = EGNN_vel(in_node_nf=1, in_edge_nf=2, hidden_nf=hidden, device="cpu", n_layers=layers,
@@ -45,10 +38,9 @@ def main():
     with torch.no_grad():
         pred = model(speed, loc, [rows, cols], vel, torch.cat([edge_attr, sq_dist], 1))
     mse = torch.nn.functional.mse_loss(pred, loc_end).item()
-    with open(args.out, "w") as f:
-        json.dump({"schema_version": 1, "metric": "mse", "value": mse}, f)
     print(f"test mse {mse:.5f}")
+    return mse
 
 
 if __name__ == "__main__":
-    main()
+    task_kit.evaluate_goal("mse", measure)

@@ -7,10 +7,14 @@ system (charges +-1, Coulomb forces, leapfrog with dt 0.001, a box with elastic 
 train 500, valid 100, test 200 simulations. Deterministic (numpy seed 43).
 Usage: python prepare.py ROOT
 """
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
 N_BALLS, FRAMES, SAMPLE_FREQ, DT, BOX = 5, 41, 100, 0.001, 5.0
 SPLITS = {"train": 500, "valid": 100, "test": 200}
@@ -47,7 +51,7 @@ def simulate(rng: np.random.RandomState, n: int):
     return out_loc, out_vel, edges, charges
 
 
-def main(root: Path) -> None:
+def write(root: Path) -> None:
     rng = np.random.RandomState(43)
     out = root / "n_body_system" / "dataset"
     out.mkdir(parents=True, exist_ok=True)
@@ -61,6 +65,4 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python prepare.py ROOT (the materialised vgsatorras/egnn tree)")
-    main(Path(sys.argv[1]))
+    task_kit.prepare_main(write, "vgsatorras/egnn")

@@ -8,30 +8,25 @@ the value is written to --out.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
+
 EPISODES, FIRST_SEED = 10, 10_000
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--project", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    sys.path.insert(0, os.path.join(args.project, "cleanrl"))
+def measure(ckpt: task_kit.Checkpoint) -> float:
+    sys.path.insert(0, os.path.join(ckpt.project, "cleanrl"))
     import gymnasium as gym
     import ppo  # the pristine, verified tree
 
     envs = gym.vector.SyncVectorEnv([ppo.make_env("CartPole-v1", 0, False, "evaluate")])
     agent = ppo.Agent(envs)
-    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
-    agent.load_state_dict({k.removeprefix("module."): v.float() for k, v in state.items()})
+    agent.load_state_dict({k: v.float() for k, v in ckpt.state().items()})
     agent.eval()
     env = gym.make("CartPole-v1")
     returns = []
@@ -46,10 +41,9 @@ def main() -> None:
                 done = terminated or truncated
             returns.append(total)
     value = sum(returns) / len(returns)
-    with open(args.out, "w") as fh:
-        json.dump({"schema_version": 1, "metric": "episodic_return", "value": value}, fh)
     print(f"episodic_return {value:.1f} ({returns})")
+    return value
 
 
 if __name__ == "__main__":
-    main()
+    task_kit.evaluate_goal("episodic_return", measure)

@@ -9,32 +9,27 @@ mean squared error to --out.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
+
 SEQ, LABEL, PRED, D_MODEL, HEADS, E_LAYERS, D_LAYERS, D_FF = 48, 24, 12, 32, 2, 1, 1, 64  # task.yaml
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--project", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    sys.path.insert(0, args.project)
+def measure(ckpt: task_kit.Checkpoint) -> float:
     from data.data_loader import Dataset_Custom  # the pristine, verified tree
     from models.model import Informer
 
-    test = Dataset_Custom(root_path=os.path.join(args.project, "data", "standin"), data_path="standin.csv",
-                          flag="test", size=[SEQ, LABEL, PRED], features="M", target="OT", timeenc=1, freq="h")
+    test = Dataset_Custom(root_path=os.path.join(ckpt.project, "data", "standin"), data_path="standin.csv",
+                          flag="test", size=[SEQ, LABEL, PRED], features="M", target="OT", timeenc=1,
+                          freq="h")
     model = Informer(7, 7, 7, SEQ, LABEL, PRED, 5, D_MODEL, HEADS, E_LAYERS, D_LAYERS, D_FF, 0.05, "prob",
                      "timeF", "h", "gelu", False, True, True, torch.device("cpu"))
-    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
-    model.load_state_dict({k.removeprefix("module."): v.float() for k, v in state.items()})
+    model.load_state_dict({k: v.float() for k, v in ckpt.state().items()})
     model.eval()
     torch.manual_seed(0)  # ProbSparse attention samples keys: the same sample for every model graded
     loader = torch.utils.data.DataLoader(test, batch_size=16, shuffle=False, drop_last=False)
@@ -47,10 +42,9 @@ def main() -> None:
             total += float(((pred - y[:, -PRED:, :]) ** 2).sum())
             count += pred.numel()
     mse = total / count
-    with open(args.out, "w") as fh:
-        json.dump({"schema_version": 1, "metric": "mse", "value": mse}, fh)
     print(f"mse {mse:.5f}")
+    return mse
 
 
 if __name__ == "__main__":
-    main()
+    task_kit.evaluate_goal("mse", measure)

@@ -13,11 +13,15 @@ unchanged with its own arguments.
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
+import task_kit  # noqa: E402
 
 ROWS = 420
 COLUMNS = ["HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT"]
@@ -45,12 +49,13 @@ def series() -> np.ndarray:
     cols = []
     for k in range(len(COLUMNS)):
         phase, amp = rng.uniform(0, 2 * np.pi, size=2), rng.uniform(1.0, 4.0)
-        cols.append(amp * np.sin(2 * np.pi * t / 24 + phase[0]) + 0.5 * amp * np.sin(2 * np.pi * t / 168 + phase[1])
+        cols.append(amp * np.sin(2 * np.pi * t / 24 + phase[0])
+                    + 0.5 * amp * np.sin(2 * np.pi * t / 168 + phase[1])
                     + 0.002 * (k + 1) * t + rng.normal(0.0, 0.3, ROWS) + 5.0 * k)
     return np.stack(cols, axis=1)
 
 
-def main(root: Path) -> None:
+def write(root: Path) -> None:
     out = root / "data" / "standin"
     out.mkdir(parents=True, exist_ok=True)
     start, values = datetime(2016, 7, 1), series()
@@ -63,6 +68,4 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python prepare.py ROOT (the materialised zhouhaoyi/Informer2020 tree)")
-    main(Path(sys.argv[1]))
+    task_kit.prepare_main(write, "zhouhaoyi/Informer2020")

@@ -4,9 +4,10 @@ The experiment's device becomes the XLA device (tensors, model, metrics and auto
 the config's device, so bf16 autocast now runs on XLA). The sLSTM cell uses its pure-PyTorch
 (`vanilla`) backend, the CUDA kernel's twin; its first-step branch `if torch.all(n == 0.0)` read a
 value back to the host at every time step, and becomes a `torch.where` on the device (the same
-values). The weights are initialised on the host, then moved. The running loss stays a device tensor; the metrics' argument checks, which read values
-back, are off; each training step ends with a sync. The training metric's update still reads two
-values per step (its ignore_index mask selects a data-dependent number of positions).
+values). The weights are initialised on the host, then moved. The running loss stays a device
+tensor; the metrics' argument checks, which read values back, are off; each training step ends
+with a sync. The training metric's update still reads two values per step (its ignore_index mask
+selects a data-dependent number of positions).
 """
 
 MAIN, CELL = "experiments/main.py", "xlstm/blocks/slstm/src/vanilla/slstm.py"

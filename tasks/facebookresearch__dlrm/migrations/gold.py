@@ -45,7 +45,7 @@ def pad_bags(offsets, indices, size):
 '''
 
 
-def to_xla(r, loss_on_host=False):
+def to_xla(r):
     """Device, inputs, model and step boundary on XLA (shared by the broken recipes)."""
     r.insert_after(SCRIPT, "import torch.nn as nn", ["import torch_xla.core.xla_model as xm"])
     r.replace(SCRIPT, 'device = torch.device("cpu")', "device = xm.xla_device()")
@@ -54,15 +54,14 @@ def to_xla(r, loss_on_host=False):
     r.insert_before(SCRIPT, "optimizer = opts[args.optimizer](parameters, lr=args.learning_rate)",
                     ["dlrm = dlrm.to(device)"])
     r.insert_after(SCRIPT, "lr_scheduler.step()", ["xm.mark_step()"])
-    if not loss_on_host:
-        r.replace(SCRIPT, "L = E.detach().cpu().numpy()  # numpy array", "L = E.detach()")
+    r.replace(SCRIPT, "L = E.detach().cpu().numpy()  # numpy array", "L = E.detach()")
 
 
-def apply(r, loss_on_host=False):
+def apply(r):
     r.insert_before(SCRIPT, "return dlrm(X.to(device), lS_o, lS_i)",
                     ["size = args.mini_batch_size * args.num_indices_per_lookup",
                      "lS_o, lS_i = pad_bags(lS_o, lS_i, size)"])
-    to_xla(r, loss_on_host)
+    to_xla(r)
     r.write("xla_sum_bag.py", SUM_BAG)
     r.insert_after(SCRIPT, "import torch_xla.core.xla_model as xm",
                    ["from xla_sum_bag import SumBag, pad_bags"])

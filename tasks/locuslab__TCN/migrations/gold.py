@@ -26,14 +26,18 @@ sys.modules["torch.nn.utils.weight_norm"]._weight_norm = _weight_norm
 '''
 
 
-def apply(r):
+def weight_norm_on_xla(r):
     r.write("TCN/adding_problem/xla_weight_norm.py", XLA_WEIGHT_NORM)
+    r.insert_after(SCRIPT, "from TCN.adding_problem.utils import data_generator", [
+        "from TCN.adding_problem import xla_weight_norm  # noqa: F401",
+    ])
+
+
+def to_xla(r):
+    """Everything but the weight_norm patch."""
     r.insert_after(SCRIPT, "import torch", [
         "import torch_xla",
         "import torch_xla.core.xla_model as xm",
-    ])
-    r.insert_after(SCRIPT, "from TCN.adding_problem.utils import data_generator", [
-        "from TCN.adding_problem import xla_weight_norm  # noqa: F401",
     ])
     r.insert_before(SCRIPT, "if args.cuda:", ["device = torch_xla.device()"])  # --cuda: accelerator on
     r.replace(SCRIPT, "model.cuda()", "model.to(device)")
@@ -44,3 +48,8 @@ def apply(r):
     r.insert_before(SCRIPT, "output = model(x)", ["x, y = x.to(device), y.to(device)"])
     r.insert_after(SCRIPT, "optimizer.step()", ["xm.mark_step()"])
     r.replace(SCRIPT, "total_loss += loss.item()", "total_loss += loss.detach()")
+
+
+def apply(r):
+    weight_norm_on_xla(r)
+    to_xla(r)

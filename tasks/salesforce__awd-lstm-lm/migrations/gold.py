@@ -2,11 +2,12 @@
 
 Model and criterion go to the XLA device instead of CUDA (the project's --cuda switch still
 selects the accelerator); moving a module to XLA makes new parameter objects one by one, which
-unties the decoder from the embedding, so the tie is made again after the move. The batchified corpus stays on the host and each batch is moved when it
-is cut (slicing a device tensor at the advancing offset would compile a new graph every step, as
-the offset is a constant of the graph). Each training step and each evaluation chunk ends
-with a mark_step, so the lazy graph is cut per step. The random BPTT length stays: it is the
-project's training method, and each distinct length compiles once.
+unties the decoder from the embedding, so the tie is made again after the move. The batchified
+corpus stays on the host and each batch is moved when it is cut (slicing a device tensor at the
+advancing offset would compile a new graph every step, as the offset is a constant of the graph).
+Each training step and each evaluation chunk ends with a mark_step, so the lazy graph is cut per
+step. The random BPTT length stays: it is the project's training method, and each distinct length
+compiles once.
 """
 
 MAIN, UTILS = "main.py", "utils.py"

@@ -27,7 +27,11 @@ def move_to_xla(r, move_model_first=True, device="xm.xla_device()"):
     r.insert_before(TRAIN, "print('Epoch: {:04d}'.format(epoch+1),", ["xm.mark_step()"])
 
 
-def apply(r):
-    move_to_xla(r)
+def log_last_epoch_only(r):
     r.replace(TRAIN, "print('Epoch: {:04d}'.format(epoch+1),",
               "if epoch + 1 == args.epochs: print('Epoch: {:04d}'.format(epoch+1),")
+
+
+def apply(r):
+    move_to_xla(r)
+    log_last_epoch_only(r)

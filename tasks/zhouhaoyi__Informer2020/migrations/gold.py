@@ -22,7 +22,8 @@ def to_xla(r):
 
 def loss_log_on_device(r):
     r.replace(EXP, "train_loss.append(loss.item())", "train_loss.append(loss.detach())")
-    r.replace(EXP, "train_loss = np.average(train_loss)", "train_loss = torch.stack(train_loss).mean().item()")
+    r.replace(EXP, "train_loss = np.average(train_loss)",
+              "train_loss = torch.stack(train_loss).mean().item()")
 
 
 def apply(r):

@@ -2,15 +2,9 @@
 dense features go to the device, the tables' offsets and indices stay on the CPU (upstream moves
 them only under use_gpu). The first lookup on the XLA weights fails: the run crashes."""
 
-import importlib.util
-from pathlib import Path
-
 
 def apply(r):
-    spec = importlib.util.spec_from_file_location("dlrm_gold", Path(__file__).parents[1] / "gold.py")
-    gold = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gold)
-    gold.apply(r)
-    r.replace(gold.SCRIPT,
+    r.apply_gold()
+    r.replace(r.gold.SCRIPT,
               "return dlrm(X.to(device), lS_o.to(device), [S_i.to(device) for S_i in lS_i])",
               "return dlrm(X.to(device), lS_o, lS_i)")

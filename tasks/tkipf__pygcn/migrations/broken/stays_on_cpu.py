@@ -2,15 +2,8 @@
 (`torch.device("cuda" if torch.cuda.is_available() else "cpu")`): with no GPU the whole run
 stays on the CPU (exit 0)."""
 
-import importlib.util
-from pathlib import Path
-
-_spec = importlib.util.spec_from_file_location("pygcn_gold", Path(__file__).parents[1] / "gold.py")
-gold = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gold)
-
 
 def apply(r):
+    gold = r.gold
     gold.move_to_xla(r, device='torch.device("cuda" if torch.cuda.is_available() else "cpu")')
-    r.replace(gold.TRAIN, "print('Epoch: {:04d}'.format(epoch+1),",
-              "if epoch + 1 == args.epochs: print('Epoch: {:04d}'.format(epoch+1),")
+    gold.log_last_epoch_only(r)

@@ -1,17 +1,11 @@
 """Broken: the gold migration, plus a "fix" for scatter_add_ that an agent unsure of XLA support
 might write: the segment sum runs on CPU copies and the result moves back, every layer, every step."""
-import importlib.util
-from pathlib import Path
 
 DOCSTRING = '"""Custom PyTorch op to replicate TensorFlow\'s `unsorted_segment_sum`."""'
 
 
 def apply(r):
-    gold = Path(__file__).resolve().parents[1] / "gold.py"
-    spec = importlib.util.spec_from_file_location("egnn_gold", gold)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.apply(r)
+    r.apply_gold()
     r.insert_before("models/gcl.py", "def unsorted_segment_sum(data, segment_ids, num_segments):", [
         "def _segment_sum_on_host(data, segment_ids, num_segments):",
         "    out = torch.zeros(num_segments, data.size(1), dtype=data.dtype)",

@@ -3,15 +3,9 @@ calls and a division) into one scatter_reduce_(reduce="mean"). On XLA that op fa
 CPU (aten::scatter_reduce.two) in every layer; and its include_self defaults to True, so the zero
 the result starts from counts as one more element of every mean: each node's coordinate update is
 divided by its degree + 1. Exit 0."""
-import importlib.util
-from pathlib import Path
 
 
 def apply(r):
-    gold = Path(__file__).resolve().parents[1] / "gold.py"
-    spec = importlib.util.spec_from_file_location("egnn_gold", gold)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.apply(r)
+    r.apply_gold()
     r.replace("models/gcl.py", "count = data.new_full(result_shape, 0)",
               'return result.scatter_reduce_(0, segment_ids, data, reduce="mean")')
