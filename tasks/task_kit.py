@@ -9,7 +9,7 @@ evaluate.py:  `evaluate_goal("accuracy", measure)`: parses --checkpoint/--out/--
               `_orig_mod.` prefixes removed.
 prepare.py:   `prepare_main(write, "owner/name")`: `python prepare.py ROOT` calls write(ROOT).
               Stand-in data: `class_images`, `cifar_batch` + `write_pickles`,
-              `torchvision_md5_launcher`, `token_sentences`.
+              `torchvision_md5_launcher`, `token_sentences`; `require(root, *paths)`.
 
 Standard library only at import time; numpy and torch are imported by the functions that use them.
 """
@@ -68,7 +68,7 @@ class Checkpoint:
     upstream task's prepared tree, or a practice task's own project/)."""
 
     path: Path
-    project: Path | None
+    project: Path
 
     def state(self, key: str | None = None, as_float: bool = False) -> dict[str, Any]:
         return load_state(self.path, key, as_float)
@@ -91,9 +91,11 @@ def evaluate_goal(metric: str, measure: Callable[[Checkpoint], float],
     args = parser.parse_args(argv)
     own = Path(sys.argv[0]).resolve().parent / "project"  # a practice task's code, beside it
     project = args.project or (own if own.is_dir() else None)
-    if project is not None:
-        sys.path.insert(0, str(project))
     try:
+        if project is None:
+            raise GoalUnavailable("no project to build the model from: --project DIR, or a project/ "
+                                  "folder beside evaluate.py")
+        sys.path.insert(0, str(project))
         value: float | None = float(measure(Checkpoint(args.checkpoint, project)))
         error = None
     except GoalUnavailable as exc:
@@ -107,6 +109,15 @@ def prepare_main(write: Callable[[Path], None], project: str, argv: list[str] | 
     if len(args) != 1 or not Path(args[0]).is_dir():
         sys.exit(f"usage: python prepare.py ROOT (the materialised {project} tree)")
     write(Path(args[0]))
+
+
+def require(root: Path, *paths: str) -> None:
+    """Exit with a clear message unless every path exists under root (the files prepare.py reads
+    from the verified tree)."""
+    missing = [p for p in paths if not (root / p).exists()]
+    if missing:
+        sys.exit(f"{root} lacks {', '.join(missing)}: give the materialised project tree "
+                 "(gpu2tpu tasks materialise ID --to DIR)")
 
 
 def class_images(n: int, seed: int, classes: int = 10, side: int = 32, channels: int = 3,

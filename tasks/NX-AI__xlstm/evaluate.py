@@ -10,12 +10,9 @@ without autocast (positions the project masks out, target -1, are ignored as in 
 from __future__ import annotations
 
 import os
-import sys
 
+import task_kit
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
 
 
 def measure(ckpt: task_kit.Checkpoint) -> float:
@@ -27,8 +24,10 @@ def measure(ckpt: task_kit.Checkpoint) -> float:
     cfg = OmegaConf.load(os.path.join(ckpt.project, "gpu2tpu_xlstm_cpu.yaml"))
     OmegaConf.resolve(cfg)
     dataset = load_dataset(cfg.dataset.name, cfg.dataset.kwargs)
-    model = xLSTMLMModel(from_dict(xLSTMLMModelConfig, OmegaConf.to_container(cfg.model)))
-    model.load_state_dict({k: v.float() for k, v in ckpt.state().items()})
+    model_cfg = OmegaConf.to_container(cfg.model)
+    assert isinstance(model_cfg, dict)
+    model = xLSTMLMModel(from_dict(xLSTMLMModelConfig, model_cfg))
+    model.load_state_dict(ckpt.state(as_float=True))
     model.eval()
     total, count = 0.0, 0
     loader = torch.utils.data.DataLoader(dataset.test_split["test"], batch_size=64)

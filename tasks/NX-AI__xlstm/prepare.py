@@ -14,14 +14,11 @@ This writes, harness-owned and protected:
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
+import task_kit
 import yaml
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
 
 LAUNCHER = "gpu2tpu_xlstm.py"
 LAUNCHER_TEXT = '''"""Harness-owned launcher (written by the task's prepare.py; do not edit).

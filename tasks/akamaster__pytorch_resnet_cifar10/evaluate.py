@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py and prepare.py (-P run)
-import task_kit  # noqa: E402
+import task_kit
 from prepare import BASE, SIDE, TRAIN_FILES  # noqa: E402
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]  # the trainer's Normalize
@@ -38,7 +38,7 @@ def measure(ckpt: task_kit.Checkpoint) -> float:
 
     torch.manual_seed(0)
     model = resnet.resnet20()
-    model.load_state_dict({k: v.float() for k, v in ckpt.state().items()})
+    model.load_state_dict(ckpt.state(as_float=True))
 
     train = []
     for i in range(1, TRAIN_FILES + 1):

@@ -15,12 +15,9 @@ the stand-in files, and then runs the project's script unchanged with its own ar
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
+import task_kit
 
 SIDE = 32
 TRAIN_FILES, PER_FILE, N_TEST = 5, 64, 64

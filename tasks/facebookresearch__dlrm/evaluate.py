@@ -9,13 +9,10 @@ seed the training never uses (4 fixed lookups per bag, as in the task's command)
 from __future__ import annotations
 
 import os
-import sys
 
 import numpy as np
+import task_kit
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
 
 EVAL_SEED, BATCHES, BATCH, LOOKUPS = 9_999, 10, 128, 4
 LN_EMB = np.array([1000, 1000, 1000, 1000])

@@ -6,12 +6,10 @@ DLRM's random mode generates its inputs in the script (dlrm_data_pytorch.RandomD
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
+import task_kit
 
 NEEDED = ("dlrm_s_pytorch.py", "dlrm_data_pytorch.py", "extend_distributed.py",
           "mlperf_logger.py", "tricks/md_embedding_bag.py", "tricks/qr_embedding_bag.py",

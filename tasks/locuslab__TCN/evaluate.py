@@ -7,14 +7,9 @@ definition: two marked positions, the target is the sum of their values).
 
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
+import task_kit
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
 
 SEQ_LEN, LEVELS, KSIZE, NHID = 24, 3, 3, 8     # must match task.yaml's command
 N_TEST = 2000
@@ -38,7 +33,7 @@ def measure(ckpt: task_kit.Checkpoint) -> float:
     from TCN.adding_problem.model import TCN  # the pristine, verified tree
 
     model = TCN(2, 1, [NHID] * LEVELS, kernel_size=KSIZE, dropout=0.0)
-    model.load_state_dict({k: v.float() for k, v in ckpt.state().items()})
+    model.load_state_dict(ckpt.state(as_float=True))
     model.eval()
     x, y = adding_data(N_TEST, SEQ_LEN, seed=12345)
     with torch.no_grad():

@@ -6,12 +6,10 @@ stand-in data is written: this only checks that the tree is the one the task exp
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
+import task_kit
 
 NEEDED = ("TCN/adding_problem/add_test.py", "TCN/adding_problem/utils.py",
           "TCN/adding_problem/model.py", "TCN/tcn.py")

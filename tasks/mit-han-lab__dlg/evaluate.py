@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import os
 import pickle
-import sys
 
 import numpy as np
+import task_kit
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
 
 INDEX = 4  # task.yaml's command
 

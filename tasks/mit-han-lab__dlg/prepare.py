@@ -18,14 +18,11 @@ gpu2tpu_dlg_result.pt, the task's checkpoint. Usage: python gpu2tpu_dlg.py --ste
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
+import task_kit
 
 SIDE, N_TRAIN, N_TEST, FINE, COARSE = 32, 32, 8, 100, 20
 BASE = Path("data") / ".torch" / "cifar-100-python"

@@ -10,12 +10,9 @@ carried across chunks, SplitCrossEntropyLoss without splits); writes the value t
 from __future__ import annotations
 
 import os
-import sys
 
+import task_kit
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
 
 EMSIZE, NHID, NLAYERS, BPTT = 32, 64, 1, 5  # must match task.yaml's command
 

@@ -14,14 +14,10 @@ runs the project's script unchanged with its own arguments.
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
+import task_kit
 
 VOCAB, CHAIN_SEED = 200, 7
 SPLITS = {"train.txt": (1600, 100), "valid.txt": (800, 101), "test.txt": (800, 102)}

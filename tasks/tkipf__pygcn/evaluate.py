@@ -8,12 +8,9 @@ project's own test split (papers 500..1499) to --out.
 from __future__ import annotations
 
 import os
-import sys
 
+import task_kit
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
 
 
 def measure(ckpt: task_kit.Checkpoint) -> float:

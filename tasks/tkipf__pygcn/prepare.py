@@ -9,14 +9,10 @@ Deterministic (numpy seed 0), stdlib + numpy only.
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
+import task_kit
 
 N_PAPERS, N_WORDS, N_CLASSES, N_EDGES = 1600, 96, 7, 4000
 CLASSES = ["Case_Based", "Genetic_Algorithms", "Neural_Networks", "Probabilistic_Methods",

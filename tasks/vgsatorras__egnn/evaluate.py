@@ -7,12 +7,9 @@ node feature |v|, edge attributes (charge product, squared distance).
 Usage: python evaluate.py --checkpoint FILE --project ROOT --out FILE
 """
 import os
-import sys
 
+import task_kit
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
 
 
 def measure(ckpt: task_kit.Checkpoint) -> float:
@@ -20,7 +17,7 @@ def measure(ckpt: task_kit.Checkpoint) -> float:
     from n_body_system.dataset_nbody import NBodyDataset
     from n_body_system.model import EGNN_vel
 
-    state = {k: v.float() for k, v in ckpt.state().items()}
+    state = ckpt.state(as_float=True)
     layers = len({k.split(".")[0] for k in state if k.startswith("gcl_")})
     hidden = state["embedding.weight"].shape[0]
     model = EGNN_vel(in_node_nf=1, in_edge_nf=2, hidden_nf=hidden, device="cpu", n_layers=layers,

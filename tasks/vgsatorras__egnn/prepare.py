@@ -7,14 +7,10 @@ system (charges +-1, Coulomb forces, leapfrog with dt 0.001, a box with elastic 
 train 500, valid 100, test 200 simulations. Deterministic (numpy seed 43).
 Usage: python prepare.py ROOT
 """
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
+import task_kit
 
 N_BALLS, FRAMES, SAMPLE_FREQ, DT, BOX = 5, 41, 100, 0.001, 5.0
 SPLITS = {"train": 500, "valid": 100, "test": 200}

@@ -11,10 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
+import task_kit
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
 
 EPISODES, FIRST_SEED = 10, 10_000
 
@@ -26,7 +24,7 @@ def measure(ckpt: task_kit.Checkpoint) -> float:
 
     envs = gym.vector.SyncVectorEnv([ppo.make_env("CartPole-v1", 0, False, "evaluate")])
     agent = ppo.Agent(envs)
-    agent.load_state_dict({k: v.float() for k, v in ckpt.state().items()})
+    agent.load_state_dict(ckpt.state(as_float=True))
     agent.eval()
     env = gym.make("CartPole-v1")
     returns = []

@@ -6,11 +6,7 @@ this harness-owned step writes nothing; it exists so that every upstream task ha
 
 from __future__ import annotations
 
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
+import task_kit
 
 if __name__ == "__main__":
     task_kit.prepare_main(lambda root: None, "vwxyzjn/cleanrl")

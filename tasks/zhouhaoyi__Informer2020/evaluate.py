@@ -10,12 +10,9 @@ mean squared error to --out.
 from __future__ import annotations
 
 import os
-import sys
 
+import task_kit
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
 
 SEQ, LABEL, PRED, D_MODEL, HEADS, E_LAYERS, D_LAYERS, D_FF = 48, 24, 12, 32, 2, 1, 1, 64  # task.yaml
 
@@ -29,7 +26,7 @@ def measure(ckpt: task_kit.Checkpoint) -> float:
                           freq="h")
     model = Informer(7, 7, 7, SEQ, LABEL, PRED, 5, D_MODEL, HEADS, E_LAYERS, D_LAYERS, D_FF, 0.05, "prob",
                      "timeF", "h", "gelu", False, True, True, torch.device("cpu"))
-    model.load_state_dict({k: v.float() for k, v in ckpt.state().items()})
+    model.load_state_dict(ckpt.state(as_float=True))
     model.eval()
     torch.manual_seed(0)  # ProbSparse attention samples keys: the same sample for every model graded
     loader = torch.utils.data.DataLoader(test, batch_size=16, shuffle=False, drop_last=False)

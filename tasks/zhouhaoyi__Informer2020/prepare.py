@@ -13,15 +13,11 @@ unchanged with its own arguments.
 
 from __future__ import annotations
 
-import os
-import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task_kit.py, beside (run with -P)
-import task_kit  # noqa: E402
+import task_kit
 
 ROWS = 420
 COLUMNS = ["HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT"]
