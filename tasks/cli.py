@@ -49,8 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def markdown_table(kind: str = "upstream") -> str:
     """The README's table of tasks of one kind: each task, the hazards it exercises (task.yaml),
     and its broken migrations with the category each is labelled (silent ones marked *)."""
-    rows = ["| task | hazards | broken migrations (labelled category; * silent) | correct alternatives |",
-            "| --- | --- | --- | --- |"]
+    rows = ["| task | what it is | hazards | broken migrations (labelled category; * silent) | "
+            "correct alternatives |", "| --- | --- | --- | --- | --- |"]
     for task_id in list_tasks():
         spec = find_task(task_id)
         if spec.kind != kind:
@@ -60,8 +60,8 @@ def markdown_table(kind: str = "upstream") -> str:
             label = read_label(spec.migration_file(name))
             broken.append(f"{name.split('/', 1)[1]} ({label.category}{'*' if label.silent else ''})")
         alts = [n.split("/", 1)[1] for n in spec.migration_names("alternatives")]
-        rows.append(f"| `{task_id}` | {', '.join(spec.hazards) or '-'} | {', '.join(broken) or '-'} | "
-                    f"{', '.join(alts) or '-'} |")
+        rows.append(f"| `{task_id}` | {spec.title} | {', '.join(spec.hazards) or '-'} | "
+                    f"{', '.join(broken) or '-'} | {', '.join(alts) or '-'} |")
     return "\n".join(rows)
 
 
