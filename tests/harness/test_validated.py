@@ -1,0 +1,56 @@
+"""validated.json: what a task's last whole labelled suite proved, and CI's choice of what to grade
+again (every gold; whole suites only where the task, the grading code or torch changed)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpu2tpu.harness import validated
+from gpu2tpu.harness.validate import expected, plan
+from gpu2tpu.tasks.finder import TASK_DIRS_ENV, add_task_dirs, find_task
+from gpu2tpu.tasks.spec import VALIDATED_FILE, load_spec
+
+
+@pytest.fixture
+def task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(TASK_DIRS_ENV, "")
+    dest = tmp_path / "mine" / "varlen_cls"
+    shutil.copytree(find_task("varlen_cls").task_dir, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    add_task_dirs([tmp_path / "mine"])
+    return dest
+
+
+def test_a_record_holds_until_the_task_or_the_grading_code_changes(task: Path):
+    spec = load_spec(task)
+    grading = validated.grading_code_hash()
+    assert validated.changed(spec, grading) == "never validated"
+    validated.write(spec, grading, migrations=5, wall_s=12.3)
+    record = json.loads((task / VALIDATED_FILE).read_text())
+    assert record["content_hash"] == spec.content_hash and record["migrations"] == 5
+    assert load_spec(task).content_hash == spec.content_hash  # the record is not part of the task
+    assert validated.changed(load_spec(task), grading) is None
+    assert validated.changed(load_spec(task), "0" * 64) == "the grading code changed since it was validated"
+    (task / "migrations" / "broken" / "dynamic_padding.yaml").write_text("category: crash\n")
+    assert validated.changed(load_spec(task), grading) == "the task's files changed since it was validated"
+
+
+def test_ci_grades_every_gold_and_the_whole_suite_of_changed_tasks(task: Path):
+    validated.write(load_spec(task), validated.grading_code_hash(), migrations=5, wall_s=1.0)
+    gold_only, whole = plan(["varlen_cls", "charlm"], changed_only=True)
+    assert gold_only == {"varlen_cls"} and set(whole) == {"charlm"}
+    assert plan(["varlen_cls"], changed_only=False) == (frozenset(), {"varlen_cls": "asked for"})
+
+
+def test_grading_code_covers_the_harness_sandbox_and_task_machinery_not_the_front_ends():
+    names = {f"{p.parent.name}/{p.name}" for p in validated.grading_files()}
+    assert {"harness/criteria.py", "sandbox/__init__.py", "tasks/recipe.py", "tasks/task_kit.py"} <= names
+    assert not names & {"harness/validate.py", "harness/cli.py", "tasks/cli.py"}
+
+
+def test_labels_match_in_any_order_and_unknown_criteria_say_so():
+    assert expected("slow", ("performance", "hardware"), True) == ("slow", ("hardware", "performance"), True)
+    assert expected("crash", ("speed",), False)[1] == ("unknown criterion 'speed'",)
