@@ -18,9 +18,11 @@ from gpu2tpu.tasks.finder import TASK_DIRS_ENV, find_task
 from gpu2tpu.tasks.sources import SOURCES_ENV
 from gpu2tpu.tasks.spec import FILL
 
-SHARED_SOURCES = Path(__file__).resolve().parents[3] / "shared" / "sources"
+# the snapshots: $GPU2TPU_SOURCES (as .ci/run sets it), or ../shared/sources beside the checkout
+SHARED_SOURCES = Path(os.environ.get(SOURCES_ENV) or
+                      Path(__file__).resolve().parents[3] / "shared" / "sources").resolve()
 needs_sources = pytest.mark.skipif(not (SHARED_SOURCES / "tkipf__pygcn.tar.gz").is_file(),
-                                   reason=f"no snapshots in {SHARED_SOURCES}")
+                                   reason=f"no snapshots in {SHARED_SOURCES} (set {SOURCES_ENV})")
 
 
 @pytest.fixture(autouse=True)

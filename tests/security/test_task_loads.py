@@ -21,9 +21,9 @@ def torch_loads(path: Path) -> list[ast.Call]:
 
 
 def test_every_task_torch_load_is_weights_only() -> None:
-    files = sorted(Path(TASKS_DIR).glob("*/**/*.py"))
+    files = sorted(Path(TASKS_DIR).glob("**/*.py"))  # the kit evaluate.py loads with, and task code
     found = {p: torch_loads(p) for p in files}
-    assert sum(map(len, found.values())) >= 10  # every task's evaluate.py at least
+    assert found[TASKS_DIR / "task_kit.py"], "the kit's load_state is where checkpoints are read"
     bad = [f"{p.relative_to(TASKS_DIR)}:{c.lineno}" for p, calls in found.items() for c in calls
            if not any(k.arg == "weights_only" and isinstance(k.value, ast.Constant) and k.value.value is True
                       for k in c.keywords)]
