@@ -1,0 +1,43 @@
+"""Stand-in CIFAR-10 for Spijkervet/SimCLR, plus the launcher that accepts it.
+
+Writes datasets/cifar-10-batches-py/ (main.py's default --dataset_dir is ./datasets) in the format
+torchvision's CIFAR10 reads: data_batch_1..5 with 64 images each (320 training images, ten
+optimizer steps in batches of 32 with drop_last) and a test_batch of 64, batches.meta with the
+label names. Each class has its own mean colour and a brighter square at its own place, with pixel
+noise (task_kit.class_images). Deterministic.
+
+main.py builds torchvision.datasets.CIFAR10(..., download=True), which checks each file's md5
+against the real data set and would download it otherwise (no network in the sandbox): the
+harness-owned launcher gpu2tpu_cifar10.py (protected) expects the stand-in files' md5s instead and
+runs main.py unchanged with its own arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+# the harness runs this with `python -I` (no script directory on sys.path): the kit is beside it
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from task_kit import cifar_batch, prepare_main, torchvision_md5_launcher, write_pickles  # noqa: E402
+
+BASE = Path("datasets") / "cifar-10-batches-py"
+LAUNCHER = "gpu2tpu_cifar10.py"
+TRAIN_FILES, PER_FILE, N_TEST = 5, 64, 64
+LABEL_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
+               "truck"]
+
+
+def write(root: Path) -> None:
+    files = {f"data_batch_{i}": cifar_batch(f"training batch {i} of {TRAIN_FILES}", PER_FILE, i)
+             for i in range(1, TRAIN_FILES + 1)}
+    files["test_batch"] = cifar_batch("testing batch 1 of 1", N_TEST, 0)
+    files["batches.meta"] = {"num_cases_per_batch": PER_FILE, "label_names": LABEL_NAMES,
+                             "num_vis": 3 * 32 * 32}
+    md5 = write_pickles(root / BASE, files)
+    torchvision_md5_launcher(root, LAUNCHER, md5)
+
+
+if __name__ == "__main__":
+    prepare_main(write, "Spijkervet/SimCLR")
