@@ -145,3 +145,11 @@ def test_validity_margins(tmp_path: Path, bench_cache: Path) -> None:
     positive([float(v) for v in curve[1:]])
     assert all(math.isfinite(float(v)) for v in curve[1:]), curve
     assert re.search(r"^verdicts that changed between runs: ", out, re.MULTILINE), out
+
+
+def test_kernel_view_overhead(tmp_path: Path, bench_cache: Path) -> None:
+    out = run_bench("kernel_view_overhead.py", "--tiny", tmp=tmp_path, cache=bench_cache)
+    plain, watched, ratio = numbers(rf"^loops in 0.2 CPU s: plain {N}, watched {N}, ratio {N} "
+                                    rf"\(target >= 0.9\)", out)
+    positive([plain, watched, ratio])
+    assert ratio == pytest.approx(watched / plain, abs=0.002), (plain, watched, ratio)

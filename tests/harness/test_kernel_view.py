@@ -269,28 +269,3 @@ def test_tpu_device_files_where_the_gold_held_them() -> None:
     res = _lines(GOLD, gold=gold)
     line = next(e for e in res.evidence if "device files" in e["text"])
     assert not line["ok"] and line["category"] == "tampered"
-
-
-@sampling
-def test_sampling_overhead_is_small(tmp_path: Path) -> None:
-    """A CPU-bound child's CPU time with and without sampling (best of three each)."""
-    code = ("import time\nt = time.process_time()\nx = 0\n"
-            "while time.process_time() - t < 0.6: x += 1\nprint(x)")
-
-    def loops(period: float) -> int:
-        view = KernelView(period_ms=period)
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True) \
-            if period == 0 else None
-        if out is not None:
-            return int(out.stdout)
-        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-        view.started(proc.pid)
-        while proc.poll() is None:
-            view.sample([proc.pid])
-            time.sleep(0.05)
-        view.finished()
-        return int(proc.stdout.read()) if proc.stdout else 0
-
-    plain = max(loops(0) for _ in range(3))
-    sampled = max(loops(2.0) for _ in range(3))
-    assert sampled >= 0.9 * plain, (sampled, plain)
