@@ -125,9 +125,14 @@ def test_references_cannot_be_poisoned(attacked: dict) -> None:
 
 def test_install_and_task_are_read_only(attacked: dict) -> None:
     seen = _attack_log(attacked)
-    assert seen["write_bytecode"].startswith("refused")
-    assert seen["edit_evaluate_py"].startswith("refused")
     spec = attacked["spec"]
+    # A checkout under /tmp is covered by the sandbox's private /tmp: there the attack's writes land
+    # in that tmpfs, so "written"; what matters either way is that nothing reaches the host's files.
+    private = Path("/tmp").resolve()
+    if not (HARNESS.resolve().is_relative_to(private) or spec.task_dir.resolve().is_relative_to(private)):
+        assert seen["write_bytecode"].startswith("refused")
+        assert seen["edit_evaluate_py"].startswith("refused")
+    assert not (spec.task_dir / "evaluate.py").read_text().endswith("#x")
     assert not (spec.task_dir / "project" / "__pycache__").exists()
     assert not (HARNESS / "__pycache__" / "gpu2tpu_attack.pyc").exists()
     after = sorted(p.name for p in (HARNESS / "__pycache__").glob("*")) \
