@@ -321,16 +321,22 @@ def test_run_records_the_share_of_the_machine_other_processes_used(tmp_path: Pat
         f"procs = [subprocess.Popen([sys.executable, '-c', {spin.format(1.5)!r}]) for _ in range({cores})]\n"
         "[p.wait() for p in procs]\n")
     (tmp_path / "sleep.py").write_text("import time\ntime.sleep(1.5)\n")
-    (tmp_path / "own").mkdir()
+    for name in ("idle", "own", "beside"):
+        (tmp_path / name).mkdir()
+    # what the rest of the machine does anyway (a busy CI box): the two cases are read against it
+    idle = run_process([sys.executable, "sleep.py"], tmp_path, tmp_path / "idle", clean_env(), 60)
     own = run_process([sys.executable, "burn.py"], tmp_path, tmp_path / "own", clean_env(), 60)
-    (tmp_path / "beside").mkdir()
     others = [subprocess.Popen([sys.executable, "-c", spin.format(3.0)]) for _ in range(cores)]
     try:
         beside = run_process([sys.executable, "sleep.py"], tmp_path, tmp_path / "beside", clean_env(), 60)
     finally:
         [p.wait() for p in others]
-    assert own.others_share is not None and beside.others_share is not None, (own, beside)
-    assert beside.others_share > 0.6 and beside.others_share > own.others_share + 0.3, (own, beside)
+    shares = (idle.others_share, own.others_share, beside.others_share)
+    assert None not in shares, shares
+    base, mine, theirs = (float(s) for s in shares)
+    assert mine <= base + 0.25, shares  # the run's own burners are not "others"
+    # processes beside the run are; on a machine already saturated the share can only stay near 1
+    assert theirs > min(0.6, base + 0.3) and theirs > mine, shares
 
 
 PROBED_STEPS = """
@@ -340,11 +346,11 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for step in range(4):
     loss = model(torch.ones(2, 4)).sum()
     loss.backward()
-    t = time.monotonic()
+    t = time.process_time()
     if step % 2:
         time.sleep(0.4)
-    else:
-        while time.monotonic() - t < 0.4: pass
+    else:  # 0.4 s of CPU, so at least 0.4 s of wall time however busy the machine is
+        while time.process_time() - t < 0.4: pass
     opt.step()
     opt.zero_grad()
 """
