@@ -5,7 +5,9 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import re
 import shutil
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from gpu2tpu.corpus.records import (
     load_considered,
     load_records,
 )
-from gpu2tpu.corpus.schema import PROJECT_FEATURES, TASK_FEATURES, project_row, task_row
+from gpu2tpu.corpus.schema import CONFIG_FEATURES, project_row, task_row
 from gpu2tpu.errors import UserError
 from gpu2tpu.tasks import TASKS_DIR
 from gpu2tpu.tasks.spec import load_spec  # the one task.yaml reader
@@ -43,15 +45,18 @@ class BuildResult:
     problems: list[str] = field(default_factory=list)
 
 
-def _write_parquet(rows: list[dict[str, Any]], features: Features, path: Path) -> bytes:
-    """Write rows with the features' schema (datasets metadata embedded); returns the bytes."""
+def _write_parquet(rows: list[dict[str, Any]], features: Features,
+                   path: Path) -> tuple[bytes, int]:
+    """Write rows with the features' schema (datasets metadata embedded); returns the file's
+    bytes and the size in memory of the table read back from them (Arrow bytes, as a user
+    loads it: the card's `num_bytes`)."""
     table = pa.Table.from_pylist(rows, schema=features.arrow_schema)
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd", compression_level=9, store_schema=True)
     data = sink.getvalue()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
-    return data
+    return data, pq.read_table(io.BytesIO(data)).nbytes
 
 
 def load_tasks(tasks_dir: Path) -> list[dict[str, Any]]:
@@ -109,24 +114,90 @@ def build(out_dir: Path = DATA_DIR, projects_dir: Path = PROJECTS_DIR,
 def _write_all(tmp: Path, rows: list[dict[str, Any]], tasks: list[dict[str, Any]],
                considered: list[Considered], curation_dir: Path) -> tuple[str, dict[str, int]]:
     """Write parquet, REVISION, considered.tsv, chart and card into `tmp`."""
-    splits: dict[str, dict[str, str]] = {"projects": {}, "tasks": {}}
+    splits: dict[str, dict[str, str]] = {config: {} for config in CONFIG_FEATURES}
+    sizes: dict[str, dict[str, card.SplitSize]] = {config: {} for config in CONFIG_FEATURES}
     digest = hashlib.sha256()
     counts: dict[str, int] = {}
-    plan = [("projects", s, [r for r in rows if r["split"] == s], PROJECT_FEATURES)
-            for s in SPLITS]
-    plan += [("tasks", s, [t for t in tasks if t["kind"] == s], TASK_FEATURES) for s in TASK_SPLITS]
-    for config, split, split_rows, features in plan:
+    plan = [("projects", s, [r for r in rows if r["split"] == s]) for s in SPLITS]
+    plan += [("tasks", s, [t for t in tasks if t["kind"] == s]) for s in TASK_SPLITS]
+    for config, split, split_rows in plan:
         counts[f"{config}/{split}"] = len(split_rows)
         if not split_rows:  # datasets cannot load a split with no rows: leave it out
             continue
         rel = f"data/{config}-{split}.parquet"
-        digest.update(_write_parquet(split_rows, features, tmp / rel))
+        data, num_bytes = _write_parquet(split_rows, CONFIG_FEATURES[config], tmp / rel)
+        digest.update(data)
         splits[config][split] = rel
+        sizes[config][split] = card.SplitSize(len(split_rows), num_bytes, len(data))
     revision = digest.hexdigest()[:12] if any(splits.values()) else "empty"
     (tmp / "REVISION").write_text(revision + "\n", encoding="utf-8")
     (tmp / "considered.tsv").write_text(_considered_tsv(curation_dir), encoding="utf-8")
     card.write_chart(tmp, rows)
-    text = card.render(splits, rows, tasks, considered, revision)
+    text = card.render(splits, rows, tasks, considered, revision, sizes,
+                       changelog(curation_dir, considered))
     (tmp / "README.md").write_text(text, encoding="utf-8")
     return revision, counts
 
+
+
+_REBALANCE_GLOB = "rebalance-*.md"
+_LIST_SPLIT = re.compile(r",\s*(?![^()]*\))")  # commas outside parentheses
+_TIER_ROW = re.compile(r"^\|\s*([^|\s]+/[^|\s]+)\s*\|\s*(\d)\s*->\s*(\d)\s*\|")
+
+
+def _names(line: str) -> list[str]:
+    """`Out: a, b (tier 1, main)` -> ["a", "b (tier 1, main)"]."""
+    rest = line.split(":", 1)[1].strip()
+    return [n.strip() for n in _LIST_SPLIT.split(rest) if n.strip()]
+
+
+def _why(repos: list[str], considered: list[Considered]) -> list[str]:
+    """Why repositories left the corpus, from their rows in the considered logs: one line per
+    (decision, reason, detail), naming the repositories it applies to."""
+    groups: dict[str, list[str]] = {}
+    for repo in repos:
+        row = next((r for r in considered if r.repo.lower() == repo.lower()
+                    and r.decision not in ("included", "reference_only")), None)
+        why = (f"{row.decision}, {row.reason}: {row.detail}" if row else
+               "no row in considered-*.tsv gives a reason")
+        groups.setdefault(why.rstrip(": "), []).append(repo)
+    return [f"Removed ({len(names)}; {why}): {', '.join(names)}"
+            for why, names in groups.items()]
+
+
+def changelog(curation_dir: Path, considered: list[Considered]) -> list[card.Change]:
+    """What changed between revisions, newest first, from the curation logs: each
+    `rebalance-*.md` note (its summary, tier moves, records out with the reason their considered
+    row gives, records in), then former records that no note names (detail `was a record`)."""
+    changes: list[card.Change] = []
+    named: set[str] = set()
+    notes = sorted(curation_dir.glob(_REBALANCE_GLOB), reverse=True) if curation_dir.is_dir() \
+        else []
+    for path in notes:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), path.stem)
+        first_section = next((i for i, ln in enumerate(lines) if ln.startswith("## ")),
+                             len(lines))
+        summary = [ln.strip() for ln in lines[:first_section]
+                   if ln.strip() and not ln.startswith("# ")]
+        moves = [m.group(2, 3) for ln in lines if (m := _TIER_ROW.match(ln.strip()))]
+        outs = [n for ln in lines if ln.startswith("Out:") for n in _names(ln)]
+        ins = [n for ln in lines if ln.startswith("In:") for n in _names(ln)]
+        named.update(n.lower() for n in outs)
+        items = list(summary)
+        if moves:
+            shown = ", ".join(f"{a} -> {b}: {n}" for (a, b), n in sorted(Counter(moves).items()))
+            items.append(f"{len(moves)} record(s) changed tier ({shown}); the note lists each "
+                         "with its evidence.")
+        items += _why(outs, considered)
+        if ins:
+            items.append(f"Added ({len(ins)}): " + "; ".join(ins))
+        date = path.stem.removeprefix("rebalance-")
+        changes.append(card.Change(f"{date}: {title}", path.name, items))
+    former = sorted({r.repo for r in considered if "was a record" in r.detail
+                     and r.repo.lower() not in named}, key=str.lower)
+    if former:
+        changes.append(card.Change(
+            "Former records no rebalance note names", "considered-*.tsv",
+            _why(former, considered)))
+    return changes

@@ -2,23 +2,77 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+from datasets import DatasetInfo
+from datasets.info import DatasetInfosDict
+from datasets.splits import SplitDict, SplitInfo
+from huggingface_hub import DatasetCardData
 
 from gpu2tpu.corpus import PACKAGE_DIR, difficulty, stats
 from gpu2tpu.corpus.records import Considered
 from gpu2tpu.corpus.scanner import SCANNER_VERSION
-from gpu2tpu.corpus.schema import PROJECT_COLUMNS, TASK_COLUMNS
+from gpu2tpu.corpus.schema import CONFIG_FEATURES, PROJECT_COLUMNS, TASK_COLUMNS
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the installed distribution's metadata only
+    tomllib = None  # type: ignore[assignment]
 
 CHART_NAME = "difficulty.svg"
 STUDY_TITLE = "From GPU to TPU with Coding Agents: What Works, What Fails, and What It Costs?"
 STUDY_SEARCH = ("https://arxiv.org/search/?searchtype=title&query="
                 "From+GPU+to+TPU+with+Coding+Agents")
 HUB_URL = "https://huggingface.co/datasets/gpu2tpu/corpus"
+# The code repository, used only while pyproject.toml names none under [project.urls]
+# (keys tried in order: CODE_URL_KEYS).
+CODE_URL = "https://github.com/gpu2tpu/gpu2tpu"
+CODE_URL_KEYS = ("repository", "source", "code", "homepage")
+STUDY_RELATION = (
+    f"The study *{STUDY_TITLE}* built a 148-project corpus; this corpus is gpu2tpu's own list of "
+    "the same size, not a copy of it: the candidates, the records, the selection rule and every "
+    "`file:line:code` piece of evidence were made by this project from the repositories at their "
+    "pinned commits.")
+
+
+@dataclass(frozen=True)
+class SplitSize:
+    """One written split: rows, Arrow bytes in memory (`num_bytes`), parquet file bytes."""
+
+    num_examples: int
+    num_bytes: int
+    download_bytes: int
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changelog entry generated from a curation log."""
+
+    title: str
+    source: str  # the log's file name under corpus/curation/
+    items: list[str]
+
+
+def code_url(pyproject: Path = PACKAGE_DIR.parent / "pyproject.toml") -> str:
+    """The code repository: pyproject's [project.urls] (the source tree's file, else the
+    installed distribution's metadata), else CODE_URL."""
+    urls: dict[str, str] = {}
+    if tomllib is not None and pyproject.is_file():
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        urls = {str(k).lower(): str(v) for k, v in (project.get("urls") or {}).items()}
+    else:
+        try:
+            entries = importlib.metadata.metadata("gpu2tpu").get_all("Project-URL") or []
+        except importlib.metadata.PackageNotFoundError:
+            entries = []
+        urls = {k.strip().lower(): v.strip() for k, _, v in (e.partition(",") for e in entries)}
+    return next((urls[k] for k in CODE_URL_KEYS if urls.get(k)), CODE_URL)
 EXAMPLE_PREFERENCE = ("tkipf/pygcn",)  # a small project that is also an upstream task
 CITATION = """@misc{gpu2tpu_corpus,
   title        = {gpu2tpu corpus: PyTorch research projects pinned for GPU-to-TPU migration},
@@ -84,10 +138,32 @@ def _considered_table(rows: list[Considered]) -> str:
     return "\n".join(lines)
 
 
+def dataset_info(sizes: dict[str, dict[str, SplitSize]]) -> list[dict[str, Any]]:
+    """The card's `dataset_info`, one entry per config with rows: features from the schema the
+    build writes (CONFIG_FEATURES), split rows and bytes, download and dataset sizes; written by
+    `datasets`' own serialiser, so the Hub and `load_dataset` read it back as they wrote it."""
+    infos = DatasetInfosDict()
+    for config, split_sizes in sizes.items():
+        if not split_sizes:
+            continue
+        split_dict = SplitDict()
+        for name, size in split_sizes.items():
+            split_dict.add(SplitInfo(name=name, num_bytes=size.num_bytes,
+                                     num_examples=size.num_examples))
+        infos[config] = DatasetInfo(
+            features=CONFIG_FEATURES[config], splits=split_dict, config_name=config,
+            download_size=sum(z.download_bytes for z in split_sizes.values()),
+            dataset_size=sum(z.num_bytes for z in split_sizes.values()))
+    data = DatasetCardData()
+    infos.to_dataset_card_data(data)
+    got = data.to_dict().get("dataset_info", [])
+    return got if isinstance(got, list) else [got]
+
+
 def header(splits: dict[str, dict[str, str]], n_rows: int,
-           sizes: dict[str, dict[str, int]] | None = None) -> str:
+           sizes: dict[str, dict[str, SplitSize]] | None = None) -> str:
     """YAML front matter; `splits` maps config -> split -> parquet path (empty splits omitted);
-    `sizes` maps config -> split -> rows (written as `dataset_info` split sizes)."""
+    `sizes` maps config -> split -> its sizes (written as `dataset_info`)."""
     configs = []
     for config, files in splits.items():
         if not files:
@@ -108,12 +184,18 @@ def header(splits: dict[str, dict[str, str]], n_rows: int,
         "configs": configs,
     }
     if sizes:
-        meta["dataset_info"] = [
-            {"config_name": c["config_name"],
-             "splits": [{"name": f["split"], "num_examples": sizes[c["config_name"]][f["split"]]}
-                        for f in c["data_files"]]}
-            for c in configs]
+        meta["dataset_info"] = dataset_info(sizes)
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
+
+
+def _changelog(changes: list[Change]) -> str:
+    if not changes:
+        return "No curation log records a change yet."
+    parts = []
+    for change in changes:
+        items = "\n".join(f"- {item}" for item in change.items) or "- (no details logged)"
+        parts.append(f"### {change.title}\n\nFrom `corpus/curation/{change.source}`.\n\n{items}")
+    return "\n\n".join(parts)
 
 
 def example_record(projects: list[dict[str, Any]]) -> str:
@@ -130,11 +212,10 @@ def example_record(projects: list[dict[str, Any]]) -> str:
 
 
 def render(splits: dict[str, dict[str, str]], projects: list[dict[str, Any]],
-           tasks: list[dict[str, Any]], considered: list[Considered], revision: str) -> str:
-    """The whole card text."""
-    sizes: dict[str, dict[str, int]] = {
-        "projects": dict(Counter(str(r.get("split")) for r in projects)),
-        "tasks": dict(Counter(str(t.get("kind") or "practice") for t in tasks))}
+           tasks: list[dict[str, Any]], considered: list[Considered], revision: str,
+           sizes: dict[str, dict[str, SplitSize]], changes: list[Change]) -> str:
+    """The whole card text (`sizes`: config -> split -> sizes of the written parquet;
+    `changes`: the changelog, newest first)."""
     table = stats.domain_bucket(projects)
     n_main = sum(1 for r in projects if r.get("split") == "main")
     inclusion = (PACKAGE_DIR / "INCLUSION.md").read_text(encoding="utf-8").split("\n", 2)[-1]
@@ -170,11 +251,14 @@ Cite the paper linked in `paper_url` when you use a project.
 
 ## Links
 
-- Code: the `gpu2tpu` Python package (one distribution): `corpus/` builds this dataset,
-  `harness/` grades migrations, `leaderboard/` ranks them. Dataset on the Hub: {HUB_URL}.
+- Code: {code_url()}, the `gpu2tpu` Python package (one distribution): `corpus/` builds
+  this dataset, `harness/` grades migrations, `leaderboard/` ranks them. Dataset on the Hub:
+  {HUB_URL}.
 - Leaderboard: built by the same package (`gpu2tpu leaderboard ...`, a DuckDB store and a static
   page); results are tied to this card's revision.
 - The study gpu2tpu builds on: *{STUDY_TITLE}* (arXiv preprint; {STUDY_SEARCH}).
+
+**Relation to the study.** {STUDY_RELATION}
 
 ## Example record (`projects`, split `main`)
 
@@ -298,6 +382,14 @@ Every candidate the curators looked at is in `considered.tsv` (repo, decision, r
 log).
 
 {_considered_table(considered)}
+
+## Changelog
+
+What changed between revisions, newest first, generated from the curation logs in
+`corpus/curation/` (rebalance notes; the reasons are the removed projects' rows in the
+considered logs).
+
+{_changelog(changes)}
 """
     return header(splits, len(projects) + len(tasks), sizes) + body + LIMITATIONS
 

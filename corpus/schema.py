@@ -110,6 +110,9 @@ TASK_COLUMNS: dict[str, tuple[Any, str]] = {
 
 PROJECT_FEATURES = Features({k: f for k, (f, _) in PROJECT_COLUMNS.items()})
 TASK_FEATURES = Features({k: f for k, (f, _) in TASK_COLUMNS.items()})
+# config -> its features: the parquet schema the build writes and the card's `dataset_info`
+# features both come from here (the one home of the schema).
+CONFIG_FEATURES: dict[str, Features] = {"projects": PROJECT_FEATURES, "tasks": TASK_FEATURES}
 
 
 def _num(x: Any) -> float | None:
