@@ -2,13 +2,16 @@
 
 A use site is an import of a CUDA-only package (apex, flash_attn, ...), of Triton or numba.cuda,
 of a compiled extension module declared in the repository (`CUDAExtension("name", ...)`), or a
-call that compiles one at run time (`cpp_extension.load(...)`). Each site gets one status:
+call that compiles or loads one at run time (`cpp_extension.load(...)`,
+`torch.ops.load_library(...)`, the callee resolved through the module's imports). Each site
+gets one status:
 
   hard          module-level and unguarded, in a file the training entry point loads
                 unconditionally (the entry's static import closure over such imports)
   guarded       inside try/except (ImportError, Exception or bare): a fallback exists
   conditional   inside an `if` or a function body: only some configurations load it (an
-                `if/elif/else` whose every branch imports is a switch: unconditional)
+                `if/elif/else` whose every branch imports is a switch: unconditional); a
+                `torch.ops.load_library` whose nearest setup.py also builds for CPU
   off_path      in a file the training entry never loads (evaluation, tools, other scripts)
   declared      named in a dependency file but imported nowhere
 
@@ -127,6 +130,8 @@ class _Visitor(ast.NodeVisitor):
         self.stack: list[ast.AST] = []
         self.imports: list[_Import] = []
         self.calls: list[tuple[str, int, str]] = []  # (site name, line, context)
+        self.bound: dict[str, str] = {}  # local name -> dotted module/attribute it is bound to
+        self.callees: list[tuple[str, int, str]] = []  # (dotted callee as written, line, ctx)
 
     def generic_visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.Try):
@@ -151,6 +156,8 @@ class _Visitor(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self.imports.append(_Import(alias.name, (), node.lineno, self._ctx()))
+            head = alias.name.split(".")[0]
+            self.bound[alias.asname or head] = alias.name if alias.asname else head
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         base = node.module or ""
@@ -160,6 +167,8 @@ class _Visitor(ast.NodeVisitor):
             base = ".".join([*parts, base] if base else parts)
         names = tuple(a.name for a in node.names if a.name != "*")
         self.imports.append(_Import(base, names, node.lineno, self._ctx()))
+        for a in node.names:
+            self.bound[a.asname or a.name] = f"{'.' * node.level}{base}.{a.name}"
 
     def visit_Constant(self, node: ast.Constant) -> None:
         # "pkg.module.Class" strings: registries and import_module() calls load code by name
@@ -167,18 +176,14 @@ class _Visitor(ast.NodeVisitor):
             self.imports.append(_Import(node.value, (), node.lineno, self._ctx(), dynamic=True))
 
     def visit_Call(self, node: ast.Call) -> None:
-        f = node.func
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        kw = {k.arg for k in node.keywords}
-        if name in ("load", "load_inline") and (
-                kw & {"sources", "cuda_sources", "cpp_sources"}
-                or (len(node.args) >= 2 and isinstance(node.args[1], (ast.List, ast.ListComp)))):
-            self.calls.append(("cpp_extension.load", node.lineno, self._ctx()))
-        elif name == "load_library" and isinstance(f, ast.Attribute):
-            self.calls.append(("torch.ops.load_library", node.lineno, self._ctx()))
+        if callee := patterns.dotted(node.func):  # resolved once the module's imports are known
+            self.callees.append((callee, node.lineno, self._ctx()))
         for k in node.keywords:
             if isinstance(k.value, ast.Constant) and (k.arg, k.value.value) in _FLASH_KWARGS:
-                self.calls.append(("flash_attn", node.lineno, self._ctx()))
+                # a keyword picks one of transformers' attention implementations ("sdpa" and
+                # "eager" need no CUDA): a configuration choice, so at most conditional
+                ctx = self._ctx()
+                self.calls.append(("flash_attn", node.lineno, "if" if ctx == "module" else ctx))
         self.generic_visit(node)
 
 
@@ -227,7 +232,9 @@ def _parse(path: str, text: str, ext_modules: set[str], is_root: bool) -> _File 
             if name:
                 sites.append(Site(name, path, imp.line, imp.context, code(imp.line)))
                 break
-    sites.extend(Site(name, path, n, ctx, code(n)) for name, n, ctx in v.calls)
+    calls = [(site, n, ctx) for callee, n, ctx in v.callees
+             if (site := patterns.compile_call_site(callee, v.bound))]
+    sites.extend(Site(name, path, n, ctx, code(n)) for name, n, ctx in [*calls, *v.calls])
     return _File(path, module, v.imports, sites)
 
 
@@ -307,16 +314,22 @@ def analyse_paths(py_texts: dict[str, str], declared: Iterable[str], roots: list
         if parsed is not None:
             files[path] = parsed
     parent, reachable = _closures(files, roots, list(config_modules))
+    # setup.py folder -> it builds its extensions without CUDA too (CppExtension fallback)
+    cpu_builds = {str(PurePosixPath(p).parent): patterns.builds_without_cuda(t)
+                  for p, t in py_texts.items() if PurePosixPath(p).name == "setup.py"}
     evidence: list[dict[str, Any]] = []
     used: set[str] = set()
     for f in sorted(files.values(), key=lambda f: f.path):
         for s in f.sites:
             used.add(s.name)
+            cpu_lib = s.name == "torch.ops.load_library" and next(  # nearest setup.py above
+                (cpu_builds[str(d)] for d in PurePosixPath(f.path).parents if str(d) in cpu_builds),
+                False)
             if s.context == "try":
                 status = "guarded"
             elif f.path not in reachable:
                 status = "off_path"
-            elif s.context in ("if", "def") or f.path not in parent:
+            elif s.context in ("if", "def") or f.path not in parent or cpu_lib:
                 status = "conditional"
             else:
                 status = "hard"

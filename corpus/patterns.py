@@ -7,6 +7,7 @@ static heuristics: they count what the code says, not what a run would execute.
 
 from __future__ import annotations
 
+import ast
 import re
 
 # name -> regex. Counts are occurrences summed over all Python files.
@@ -219,3 +220,46 @@ def detect_licence(text: str) -> tuple[str, bool]:
         if all(p[1:] in head if p.startswith("^") else p in flat for p in phrases):
             return spdx, permissive
     return "LicenseRef-unknown", False
+
+
+# Calls that compile or load CUDA code at run time, by the function they must resolve to.
+_COMPILE_TARGETS = {"torch.utils.cpp_extension.load": "cpp_extension.load",
+                    "torch.utils.cpp_extension.load_inline": "cpp_extension.load",
+                    "torch.ops.load_library": "torch.ops.load_library"}
+
+
+def dotted(node: ast.expr) -> str:
+    """`a.b.c` for a Name/Attribute chain, else ''."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *parts[::-1]]) if isinstance(node, ast.Name) else ""
+
+
+def compile_call_site(callee: str, bound: dict[str, str]) -> str | None:
+    """The site name of a call (`cpp_extension.load`, `torch.ops.load_library`) when its callee,
+    read through the module's imports (`from torch.utils.cpp_extension import load as L`,
+    `from torch.utils import cpp_extension`, `import torch.utils.cpp_extension as ext`),
+    resolves to the torch function; any other `load(...)` (`demo.load`, `data_utils.load`,
+    `np.ctypeslib.load_library`) is None. A bare `torch` counts as the torch module."""
+    head, _, rest = callee.partition(".")
+    full = bound.get(head, "torch" if head == "torch" else "")
+    if not full or full.startswith("."):  # unbound (a local or parameter) or a relative import
+        return None
+    return _COMPILE_TARGETS.get(f"{full}.{rest}" if rest else full)
+
+
+def builds_without_cuda(setup_text: str) -> bool:
+    """A setup script that uses both `CppExtension` and `CUDAExtension` (not just imports them):
+    it builds its extensions for CPU and adds CUDA sources only where CUDA is present (as
+    pyg_autoscale's `Extension = CppExtension ... if WITH_CUDA: Extension = CUDAExtension`)."""
+    if "CppExtension" not in setup_text or "CUDAExtension" not in setup_text:
+        return False
+    try:
+        tree = ast.parse(setup_text)
+    except (SyntaxError, ValueError):
+        return False
+    used = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(tree)
+            if isinstance(n, (ast.Name, ast.Attribute))}
+    return {"CppExtension", "CUDAExtension"} <= used
