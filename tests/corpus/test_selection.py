@@ -14,24 +14,36 @@ def _c(repo, lines, *, record=True, hard=False, permissive=True, task=False, dom
 RULES = {"owner_cap": 2, "domain_cap_share": 0.5, "target_count": 6, "tasks": []}
 
 
-def test_owner_keeps_its_best_ranked_and_replaces_dropped_records_with_its_own():
-    cands = sorted([_c("o/task", 9000, task=True), _c("o/big", 8000), _c("o/kernel", 100, hard=True),
-                    _c("o/small", 300, record=False), _c("p/a", 500), _c("p/b", 600),
-                    _c("q/gpl", 50, permissive=False)], key=Candidate.key)
+def test_owner_keeps_its_best_ranked_passed_candidates_and_reads_before_displacing():
+    cands = [_c("o/task", 9000, task=True), _c("o/big", 8000), _c("o/kernel", 100, hard=True),
+             _c("o/small", 300, record=False), _c("p/a", 500), _c("p/b", 600),
+             _c("q/gpl", 50, permissive=False)]
+    sel = selection.select(cands, {**RULES, "domain_cap_share": 1.0})
+    # tier-neutral key: the tier-3 record with fewer lines ranks above o/small and o/big
+    assert [(c.repo, why.split(":")[0]) for c, why in sel.dropped] == [("o/big", "owner_cap")]
+    assert "o/kernel" in sel.dropped[0][1] and "o/task" in sel.dropped[0][1]
+    assert sel.to_read == []  # o/small is not within o's first 2: nothing to read
+    assert [c.repo for c in sel.chosen] == ["o/kernel", "o/task", "p/a", "p/b", "q/gpl"]
+
+
+def test_an_unread_candidate_is_read_before_it_displaces_a_passed_record():
+    cands = [_c("o/a", 100), _c("o/b", 200), _c("o/new", 50, record=False), _c("p/a", 10)]
     sel = selection.select(cands, RULES)
-    assert [c.repo for c, _ in sel.dropped] == ["o/big", "o/kernel"]
-    assert "o/small" in [c.repo for c in sel.to_read]  # replaces one of o's dropped records
-    assert [c.repo for c in sel.chosen] == ["o/small", "o/task", "p/a", "p/b", "q/gpl"]
+    assert [c.repo for c in sel.to_read] == ["o/new"]  # read next ...
+    assert sel.dropped == [] and {c.repo for c in sel.chosen} == {"o/a", "o/b", "p/a"}  # ... first
+    passed = selection.select([*cands[:2], _c("o/new", 50), cands[3]], RULES)  # it passed
+    assert [c.repo for c, _ in passed.dropped] == ["o/b"] and passed.to_read == []
 
 
 def test_fill_prefers_the_domain_with_fewest_records_and_respects_the_domain_cap():
-    cands = sorted([_c("a/x", 10, domain="vision"), _c("b/x", 10, domain="vision"),
-                    _c("c/x", 10, domain="vision"),
-                    _c("d/new", 900, record=False, domain="audio"),
-                    _c("e/new", 5, record=False, domain="vision"),
-                    _c("f/new", 800, record=False, domain="rl")], key=Candidate.key)
+    cands = [_c("a/x", 10, domain="vision"), _c("b/x", 10, domain="vision"),
+             _c("c/x", 11, domain="vision"),
+             _c("d/new", 900, record=False, domain="audio"),
+             _c("e/new", 5, record=False, domain="vision"),
+             _c("f/new", 800, record=False, domain="rl")]
     sel = selection.select(cands, {**RULES, "owner_cap": 1, "target_count": 5})
     assert [c.repo for c in sel.to_read] == ["d/new", "f/new"]  # vision is full at 50% of 5
+    assert [(c.repo, why.split(":")[0]) for c, why in sel.dropped] == [("c/x", "quota_full")]
 
 
 def test_only_candidates_excluded_by_selection_rules_are_eligible():
