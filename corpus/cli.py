@@ -8,13 +8,41 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gpu2tpu.corpus import DATA_DIR
 from gpu2tpu.tasks import TASKS_DIR
 
+if TYPE_CHECKING:
+    from gpu2tpu.corpus.selection import Selection
+
 # where `fetch`-style snapshots live (<owner>+<name>/); set GPU2TPU_MIRROR_ROOT or --mirror-root
 DEFAULT_MIRROR_ROOT = Path(os.environ.get("GPU2TPU_MIRROR_ROOT")
                            or Path.home() / ".cache" / "gpu2tpu" / "mirror")
+
+SELECT_HELP = """\
+Rank every eligible candidate (records, and candidates in curation/candidate-scans.tsv that did
+not fail a read) by the rule in corpus/selection.py (its docstring is the rule; parameters:
+curation/selection.yaml) and print, one tab-separated line each, what to change so that the
+records are exactly what the rule selects:
+
+  rule selects N of M eligible (...)   first line: the rule's parameters
+  drop    REPO  WHY  TODO   a passed candidate the rule leaves out (owner_cap or quota_full,
+                            naming what ranks higher); a record: remove it and log it;
+                            not a record: nothing to do (shown, not counted against 0)
+  restore REPO  DOMAIN  LINES  TODO   a candidate that passed its read and is selected but is
+                            not a record: restore its record and log it `ok`
+  read    REPO  DOMAIN  LINES  TODO   an unread candidate: read (curate) it next, log the
+                            outcome, run select again
+  log     FILE:LINE: ...    a considered-log row the rule no longer agrees with, and the fix
+  tier3   ...               the selection holds fewer tier-3 candidates than tier3_min
+  task    REPO  ...         an upstream task in selection.yaml that is not eligible
+  summary ...               last line: selected count, tier-3 count vs tier3_min, records to
+                            add (restore), remove (drop), read; a fixed point or not, and why"""
+SELECT_EXIT = """\
+exit status: 0 when the records are a fixed point of the rule (nothing to drop, restore or
+read, the tier-3 floor met, every task selected) and the logs agree; 1 otherwise (the summary
+line and stderr say why); 2 when an input cannot be read (the error says which and how)."""
 
 
 def _user_error(msg: str) -> Exception:
@@ -76,9 +104,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_build)
 
     p = csub.add_parser("select", help="apply the selection rule to the records and the logs",
-                        description="Rank every eligible candidate by the rule in "
-                        "corpus/selection.py (parameters: curation/selection.yaml) and print which "
-                        "records it keeps, which it drops and which candidates must be read next.")
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description=SELECT_HELP, epilog=SELECT_EXIT)
     p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR, help="records folder")
     p.add_argument("--curation-dir", type=Path, default=CURATION_DIR,
                    help="considered logs, selection.yaml, candidate-scans.tsv")
@@ -237,7 +264,7 @@ def _select(args: argparse.Namespace) -> int:
 
     considered, problems = load_considered(args.curation_dir)
     if problems:
-        raise _user_error("; ".join(problems))
+        raise _user_error("; ".join(problems) + " (fix the considered logs, then run select again)")
     if args.scan_candidates:
         with args.scan_candidates.open(encoding="utf-8", newline="") as fh:
             guess = {r["repo"]: r.get("domain_guess", "") for r in
@@ -250,18 +277,68 @@ def _select(args: argparse.Namespace) -> int:
         rules = selection.load_rules(args.curation_dir)
     except ValueError as exc:
         raise _user_error(str(exc)) from exc
-    records = [r.data for r in load_records(args.projects_dir) if r.data is not None]
+    loaded = load_records(args.projects_dir)
+    broken = [f"{r.path.name} ({r.error})" for r in loaded if r.data is None]
+    if broken:
+        raise _user_error(f"records that do not parse: {'; '.join(broken)}; fix them (see "
+                          "`gpu2tpu corpus check`), then run select again")
+    records = [r.data for r in loaded if r.data is not None]
     cands = selection.eligible(records, considered,
                                selection.load_candidate_scans(args.curation_dir),
                                set(rules["tasks"]))
     sel = selection.select(cands, rules)
-    print(f"rule selects {len(sel.chosen)} of {len(cands)} eligible (target "
-          f"{rules['target_count']}, owner cap {rules['owner_cap']})")
-    for c, why in sel.dropped:
-        print(f"drop\t{c.repo}\t{why}")
-    for c in sel.to_read:
-        print(f"read\t{c.repo}\t{c.domain}\t{c.python_lines} lines")
+    lines, reasons = _select_report(sel, selection.log_mismatches(sel, considered), rules,
+                                    len(cands))
+    print("\n".join(lines))
+    if reasons:
+        print(f"gpu2tpu corpus select: not a fixed point: {', '.join(reasons)}; act on the lines "
+              "above, then run select again", file=sys.stderr)
+        return 1
     return 0
+
+
+def _select_report(sel: Selection, mismatches: list[str], rules: dict[str, Any],
+                   n_eligible: int) -> tuple[list[str], list[str]]:
+    """The lines `corpus select` prints (SELECT_HELP) and the reasons it is not a fixed point."""
+    target, cap, floor = rules["target_count"], rules["owner_cap"], int(rules.get("tier3_min", 0))
+    dom_cap = int(float(rules["domain_cap_share"]) * int(target))
+    out = [f"rule selects {len(sel.chosen)} of {n_eligible} eligible (target {target}, owner cap "
+           f"{cap}, domain cap {dom_cap}, tier3_min {floor})"]
+    remove = [c for c, _ in sel.dropped if c.is_record]
+    for c, why in sel.dropped:
+        todo = (f"remove its record and log it `excluded {why.split(':')[0]}` with 'was a record' "
+                "in the detail" if c.is_record else "not a record: nothing to do")
+        out.append(f"drop\t{c.repo}\t{why}\t{todo}")
+    for c in sel.restore:
+        out.append(f"restore\t{c.repo}\t{c.domain}\t{c.python_lines} lines\tit passed its read "
+                   "and the rule selects it: restore its record and log it `ok`")
+    chosen = {c.repo.lower() for c in sel.chosen}
+    for c in sel.to_read:
+        todo = ("selected for a free slot" if c.repo.lower() in chosen else
+                f"ranks within {c.owner}'s first {cap}: it displaces one only if it passes")
+        out.append(f"read\t{c.repo}\t{c.domain}\t{c.python_lines} lines\t{todo}; read it next "
+                   "and log the outcome")
+    out += [f"log\t{m}" for m in mismatches]
+    hard = sum(c.hard for c in sel.chosen)
+    if sel.tier3_short:
+        out.append(f"tier3\t{sel.tier3_short} short: {hard} tier-3 selected, tier3_min {floor}; "
+                   "even the reserve cannot fill the floor (too few tier-3 candidates are eligible "
+                   "within the owner, domain and target caps): find and read more candidates with "
+                   "a hard CUDA-only dependency (INCLUSION.md), or lower tier3_min in "
+                   "selection.yaml")
+    missing = sorted(set(rules["tasks"]) - {c.repo for c in sel.chosen}, key=str.lower)
+    out += [f"task\t{t}\tlisted in selection.yaml `tasks` but neither a record nor an eligible "
+            "candidate: add its record or take it off `tasks`" for t in missing]
+    counts = [(len(remove), "record(s) to drop"), (len(sel.restore), "to restore"),
+              (len(sel.to_read), "to read"), (len(mismatches), "log row(s) to fix"),
+              (sel.tier3_short, "tier-3 short"), (len(missing), "task(s) not selected")]
+    reasons = [f"{n} {what}" for n, what in counts if n]
+    state = ("a fixed point, the logs agree" if not reasons
+             else f"not a fixed point: {', '.join(reasons)}")
+    out.append(f"summary\t{len(sel.chosen)} selected (target {target}), {hard} tier-3 (tier3_min "
+               f"{floor}), records to add {len(sel.restore)}, remove {len(remove)}, read "
+               f"{len(sel.to_read)}: {state}")
+    return out, reasons
 
 
 def _stats(args: argparse.Namespace) -> int:
