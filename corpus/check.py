@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from gpu2tpu.corpus import difficulty
-from gpu2tpu.corpus.records import Considered, Record, load_considered, load_records
+from gpu2tpu.corpus.records import (
+    CORRECTED_KEY,
+    SITE_CORRECTIONS,
+    Considered,
+    Record,
+    correction_problems,
+    load_considered,
+    load_records,
+)
 
 DOMAINS = ("vision", "vision-ssl", "vision-dense", "generative", "nlp", "rl", "graph", "sequence",
            "audio", "3d", "multimodal", "other")
@@ -68,7 +76,32 @@ def check_record(rec: Record) -> list[str]:
         bad("scan", "missing: run `gpu2tpu corpus scan --record " + where + "`")
     else:
         _check_scan(scan, d, bad)
+        _check_corrections(cur.get(SITE_CORRECTIONS), scan, where, bad)
     return out
+
+
+def _check_corrections(corrections: Any, scan: dict[str, Any], where: str, bad: Any) -> None:
+    """curated.site_corrections is well formed and the scan's evidence shows each one applied."""
+    problems = correction_problems(corrections)
+    for field, what in problems:
+        bad(field, what)
+    if problems:
+        return
+    rows = (scan.get("cuda_only") or {}).get("evidence") or []
+    wanted = {(c["name"], c["where"]) for c in corrections or []}
+    for e in rows:
+        if isinstance(e, dict) and e.get(CORRECTED_KEY) and (e.get("name"), e.get("where")) \
+                not in wanted:
+            bad("scan.cuda_only.evidence", f"{e.get('name')} at {e.get('where')} is marked "
+                f"corrected but curated.{SITE_CORRECTIONS} has no such site: rescan "
+                f"(gpu2tpu corpus scan --record {where})")
+    for i, c in enumerate(corrections or []):
+        row = next((e for e in rows if isinstance(e, dict) and e.get("name") == c["name"]
+                    and e.get("where") == c["where"]), None)
+        if row is None or row.get("status") != c["status"] or not row.get(CORRECTED_KEY):
+            bad(f"curated.{SITE_CORRECTIONS}[{i}]",
+                f"{c['name']} at {c['where']} is not applied in scan.cuda_only.evidence: run "
+                f"`gpu2tpu corpus scan --record {where}`")
 
 
 def _check_curated(cur: dict[str, Any], bad: Any) -> None:

@@ -11,12 +11,25 @@ from typing import Any
 import yaml
 
 from gpu2tpu.corpus import PACKAGE_DIR
+from gpu2tpu.corpus.gpu_deps import STATUSES
 
 PROJECTS_DIR = PACKAGE_DIR / "projects"
 CURATION_DIR = PACKAGE_DIR / "curation"
 CONSIDERED_COLUMNS = ("repo", "decision", "reason", "detail")
 
 _TOP_KEY = re.compile(r"^[A-Za-z_][\w\-]*\s*:")
+
+# curated.site_corrections: audited status corrections of the scan's CUDA-only use sites. Each
+# item names a site (name, where = file:line, code = the line as the scan quotes it), the status
+# the audit found and the reason with its evidence (`file:line`). The scanner applies them after
+# every scan (apply_site_corrections), so a rescan keeps them; a corrected row carries
+# `corrected: "scanner: <status it found> (curated.site_corrections[i])"`.
+SITE_CORRECTIONS = "site_corrections"
+CORRECTION_KEYS = ("name", "where", "code", "status", "reason", "via")
+CORRECTED_KEY = "corrected"  # the evidence row's marker
+CORRECTABLE = tuple(s for s in STATUSES if s != "declared")
+_WHERE = re.compile(r"^[^\s:]+:[1-9]\d*$")
+_EVIDENCE_REF = re.compile(r"[\w\-./]+\.\w+:\d+")
 
 
 @dataclass
@@ -67,6 +80,99 @@ def write_scan(path: Path, scan: dict[str, Any]) -> None:
     if yaml.safe_load(new).get("scan") != scan:  # never write a file that reads back differently
         raise ValueError(f"{path}: scan block does not round-trip")
     path.write_text(new, encoding="utf-8")
+
+
+class CorrectionError(ValueError):
+    """A curated site correction that does not fit the scan or the snapshot."""
+
+
+def correction_problems(value: Any) -> list[tuple[str, str]]:
+    """(field, what) for each problem of a `curated.site_corrections` value (absent: none)."""
+    field = f"curated.{SITE_CORRECTIONS}"
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        return [(field, "must be a list of {name, where, code, status, reason[, via]}")]
+    out: list[tuple[str, str]] = []
+    seen: dict[tuple[str, str], int] = {}
+    for i, item in enumerate(value):
+        f = f"{field}[{i}]"
+        if not isinstance(item, dict):
+            out.append((f, "must be a mapping {name, where, code, status, reason[, via]}"))
+            continue
+        if extra := sorted(set(item) - set(CORRECTION_KEYS)):
+            out.append((f, f"unknown key(s) {', '.join(map(str, extra))}: allowed are "
+                           f"{', '.join(CORRECTION_KEYS)}"))
+        for key in ("name", "where", "code", "reason"):
+            if not isinstance(item.get(key), str) or not item[key].strip():
+                out.append((f"{f}.{key}", "missing or empty"))
+        if "via" in item and (not isinstance(item["via"], str) or not item["via"].strip()):
+            out.append((f"{f}.via", "must be a non-empty string when given"))
+        if item.get("status") not in CORRECTABLE:
+            out.append((f"{f}.status", f"must be one of {', '.join(CORRECTABLE)}, found "
+                                       f"{item.get('status')!r}"))
+        where = item.get("where")
+        if isinstance(where, str) and where and not _WHERE.match(where):
+            out.append((f"{f}.where", f"must be file:line as the scan's evidence, found {where!r}"))
+        reason = item.get("reason")
+        if isinstance(reason, str) and reason.strip() and not _EVIDENCE_REF.search(reason):
+            out.append((f"{f}.reason", "must cite its evidence as file:line (e.g. "
+                                       "scripts/train.sh:3)"))
+        site = (str(item.get("name")), str(where))
+        if site in seen:
+            out.append((f, f"corrects the same site as [{seen[site]}] ({site[0]} at {site[1]})"))
+        seen.setdefault(site, i)
+    return out
+
+
+def apply_site_corrections(evidence: list[dict[str, Any]], corrections: Any, repo: str,
+                           texts: dict[str, str]) -> list[dict[str, Any]]:
+    """The scan's evidence with the record's curated site corrections applied.
+
+    A correction replaces the status (and `via`, which only a hard row keeps unless the
+    correction gives one) of the scan's row with the same name and where, whose code must match.
+    A site in a file the scanner does not parse for imports (a launcher line in a shell script)
+    is added when `texts` (path -> text of the snapshot's files) holds `code` at that line. A
+    correction whose site the scan no longer reports raises CorrectionError naming the record,
+    the site and what to do. Rows are ordered as the scanner orders them (hard first).
+    """
+    if problems := correction_problems(corrections):
+        raise CorrectionError(f"{repo}: " + "; ".join(f"{f}: {w}" for f, w in problems)
+                              + ": fix the record's curated section (gpu2tpu corpus check)")
+    if not corrections:
+        return evidence
+    out = [dict(e) for e in evidence]
+    for i, c in enumerate(corrections):
+        ref = f"curated.{SITE_CORRECTIONS}[{i}]"
+        site = f"{c['name']} at {c['where']} ({c['code']!r})"
+        todo = (f"re-read the site at the pinned commit, then update {ref} to the line the scan "
+                "reports or remove it (and rescan)")
+        row = next((e for e in out if e["name"] == c["name"] and e["where"] == c["where"]), None)
+        if row is not None:
+            if row["code"].strip() != c["code"].strip():
+                raise CorrectionError(f"{repo}: {ref}: the scan's {c['name']} site at "
+                                      f"{c['where']} now reads {row['code']!r}, not "
+                                      f"{c['code']!r}: {todo}")
+            found = row["status"]
+        else:
+            path, _, line = c["where"].rpartition(":")
+            lines = texts.get(path, "").splitlines()
+            n = int(line)
+            if path.endswith(".py") or not 0 < n <= len(lines) or (
+                    lines[n - 1].strip() != c["code"].strip()):
+                raise CorrectionError(f"{repo}: {ref}: the scan reports no site {site}: {todo}")
+            row = {"name": c["name"], "status": "", "where": c["where"], "code": c["code"]}
+            out.append(row)
+            found = "none"
+        row["status"] = c["status"]
+        via = c.get("via") or (row.get("via") if c["status"] == "hard" else None)
+        row.pop("via", None)
+        if via:
+            row["via"] = via
+        row[CORRECTED_KEY] = f"scanner: {found} ({ref})"
+    rank = {s: i for i, s in enumerate(STATUSES)}
+    out.sort(key=lambda e: (rank[e["status"]], e["name"], e["where"]))
+    return out
 
 
 @dataclass

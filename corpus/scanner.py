@@ -6,7 +6,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpu2tpu.corpus import difficulty, gpu_deps, patterns, runnability, train_roots
+from gpu2tpu.corpus import difficulty, gpu_deps, patterns, records, runnability, train_roots
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
 SCANNER_VERSION = "2.2"
@@ -115,7 +115,8 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
     `train_command` (the record's curated command) names the training entry point whose import
     closure decides which CUDA-only code is a hard dependency; without it, the detected training
     scripts are used. `curated` (the record's curated facts: datasets, task, paper) feeds the
-    CPU runnability estimate.
+    CPU runnability estimate, and its site corrections (records.SITE_CORRECTIONS) are applied to
+    the evidence before the tier is derived (records.CorrectionError when one no longer fits).
     """
     entries = source.entries()
     size = dict.fromkeys(SIZE_KEYS, 0)
@@ -204,6 +205,9 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
                 found.config_modules.append(file.removesuffix(".py").replace("/", "."))
     evidence, on_path = gpu_deps.analyse_paths(py_texts, declared, roots or _rank(train),
                                                found.config_modules)
+    # audited corrections (curated.site_corrections) survive every rescan
+    evidence = records.apply_site_corrections(
+        evidence, (curated or {}).get(records.SITE_CORRECTIONS), repo, {**py_texts, **shell_texts})
     path_counts = {k: sum(hazards[f][k] for f in on_path if f in hazards)
                    for k in TRAINING_PATH_KEYS}
     scan: dict[str, Any] = {

@@ -213,6 +213,14 @@ def test_audited_records_say_what_the_audit_found():
     assert llava["cuda_only"]["hard"] == ["deepspeed"] and llava["tier"] == 3
     assert "hard" not in {e["status"] for e in _evidence(llava, "flash_attn")}
     assert llava["runnability"]["model"]["size"] == "large"
+    # the audit's changes are curated corrections, marked on the rows they change (so a rescan
+    # keeps them: tests/corpus/test_curated_corrections.py)
+    assert [(e["where"], e["status"]) for e in _evidence(llava, "deepspeed")
+            if e.get("corrected")] == [("llava/train/llava_trainer.py:19", "hard"),
+                                       ("llava/train/train.py:116", "hard"),
+                                       ("scripts/v1_5/pretrain.sh:3", "hard")]
+    assert [e["status"] for e in _evidence(hyena, "flash_attn") if e.get("corrected")] == [
+        "conditional"] * 3
     assert not _evidence(llava, "cpp_extension.load")
     assert not _evidence(_record("jakesnell__prototypical-networks")["scan"], "cpp_extension.load")
 
