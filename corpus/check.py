@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu2tpu.corpus import difficulty
+from gpu2tpu.corpus.environment import ENVIRONMENT, environment_problems
 from gpu2tpu.corpus.records import (
     CORRECTED_KEY,
     SITE_CORRECTIONS,
@@ -77,6 +78,8 @@ def check_record(rec: Record) -> list[str]:
     else:
         _check_scan(scan, d, bad)
         _check_corrections(cur.get(SITE_CORRECTIONS), scan, where, bad)
+    for field, what in environment_problems(d.get(ENVIRONMENT), d.get("commit")):
+        bad(field, what)  # absent: the tree was not read here (corpus/environment.py)
     return out
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from gpu2tpu.corpus import PACKAGE_DIR
+from gpu2tpu.corpus.environment import ENVIRONMENT
 from gpu2tpu.corpus.gpu_deps import STATUSES
 
 PROJECTS_DIR = PACKAGE_DIR / "projects"
@@ -79,6 +80,29 @@ def write_scan(path: Path, scan: dict[str, Any]) -> None:
     new = body + block
     if yaml.safe_load(new).get("scan") != scan:  # never write a file that reads back differently
         raise ValueError(f"{path}: scan block does not round-trip")
+    path.write_text(new, encoding="utf-8")
+
+
+def write_environment(path: Path, env: dict[str, Any]) -> None:
+    """Replace the top-level `environment:` block (corpus/environment.py's field), or put it just
+    before `scan:` (write_scan appends scan last, so a rescan keeps the bytes), else at the end;
+    every other line stays byte-identical: writing the same dict twice gives the same bytes."""
+    kept: list[str] = []
+    inside = False
+    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        if _TOP_KEY.match(line):
+            inside = re.match(rf"^{ENVIRONMENT}\s*:", line) is not None
+        elif line.startswith(("---", "...")):
+            inside = False
+        if not inside:
+            kept.append(line)
+    if kept and not kept[-1].endswith("\n"):
+        kept[-1] += "\n"
+    at = next((i for i, line in enumerate(kept) if re.match(r"^scan\s*:", line)), len(kept))
+    block = yaml.safe_dump({ENVIRONMENT: env}, sort_keys=False, allow_unicode=True, width=100)
+    new = "".join(kept[:at]) + block + "".join(kept[at:])
+    if yaml.safe_load(new).get(ENVIRONMENT) != env:
+        raise ValueError(f"{path}: {ENVIRONMENT} block does not round-trip; report the record")
     path.write_text(new, encoding="utf-8")
 
 

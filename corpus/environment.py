@@ -1,0 +1,292 @@
+"""The environment a project's own files state: Python, torch and CUDA versions, install commands.
+
+Read statically from the pinned tree (never run): dependency files (requirements*.txt,
+setup.py/setup.cfg/pyproject.toml, environment*/conda*.yml, Dockerfiles) and the install notes
+(README*, INSTALL*, docs/*install*/getting_started*). Every item names its source as `where`
+(`file:line`, as the scan's evidence) and quotes the line (`code`, at most CODE_MAX characters).
+
+The record's field (ENVIRONMENT, written by `gpu2tpu corpus environment`) is the dict `extract`
+returns, with the keys of ENV_KEYS:
+  extractor_version  EXTRACTOR_VERSION; commit: the pinned commit the tree was read at
+  tree               "snapshot" (<id>.tar.gz in the sources folder) or "mirror" (a fetch mirror)
+  python, torch, cuda  [{version, where, code}]: each distinct stated version (or specifier,
+                     e.g. ">=1.6"; "==" dropped), first statement in path order, at most MAX_ITEMS
+  install            [{command, where}]: install command lines (pip/conda/setup.py/mim)
+  flags              [{stack, where, code}]: heavy or obsolete stacks (STACKS), first evidence
+                     each, from the stated files and, for imports, the Python files
+A record whose tree is not on this machine keeps NO environment field (absent means "not read");
+a present field always means the tree was read at the record's commit.
+"""
+
+from __future__ import annotations
+
+import re
+import tarfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from gpu2tpu.corpus.source import Entry, RepoSource, SourceError, open_source
+
+ENVIRONMENT = "environment"  # the record's field
+EXTRACTOR_VERSION = "1"
+ENV_KEYS = ("extractor_version", "commit", "tree", "python", "torch", "cuda", "install", "flags")
+VERSION_KINDS = ("python", "torch", "cuda")
+ITEM_KEYS = {"python": ("version", "where", "code"), "torch": ("version", "where", "code"),
+             "cuda": ("version", "where", "code"), "install": ("command", "where"),
+             "flags": ("stack", "where", "code")}
+TREES = ("snapshot", "mirror")
+STACKS = {  # flag -> why it matters for a migration
+    "python2": "Python 2 stated",
+    "torch<1.0": "a torch before 1.0 stated (0.x API)",
+    "torch.utils.ffi": "torch 0.4 C extension FFI (removed in torch 1.0)",
+    "tensorflow1": "TensorFlow 1.x (graph mode, Session)",
+    "apex": "NVIDIA apex (CUDA extension build)",
+    "mmcv-full": "mmcv-full (compiled CUDA ops)",
+    "detectron2": "detectron2 (built from source with CUDA ops)",
+}
+MAX_ITEMS = 8
+CODE_MAX = 160
+_MAX_BYTES = 1_000_000
+
+_DEP = re.compile(r"(^|/)(requirements[\w\-.]*\.(txt|in)|requirements/[\w\-.]+\.txt|setup\.py"
+                  r"|setup\.cfg|pyproject\.toml|(environment|conda|env)[\w\-.]*\.ya?ml"
+                  r"|Dockerfile[\w\-.]*|[\w\-.]*\.dockerfile)$", re.IGNORECASE)
+_DOC = re.compile(r"^(docs?/)?(readme|install|getting_started|get_started)[\w\-.]*$"
+                  r"|^docs?/[\w\-.]*install[\w\-.]*\.(md|rst|txt)$", re.IGNORECASE)
+_V = r"\d+(?:\.(?:\d+|x|\*))*"
+_SPEC = rf"((?:[<>=!~]=?|≥)?\s*v?{_V}(?:\s*,\s*[<>=!]=?\s*{_V})*)"
+_PY_REQUIRES = re.compile(r"""(?:python_requires|requires-python)\s*=\s*['"]([^'"]+)['"]""")
+_CONDA_PY = re.compile(rf"(?:^|[\s'\"])python\s*(={{1,2}}|>=|<=|>|<)\s*({_V})", re.IGNORECASE)
+_PROSE_PY = re.compile(r"\b[Pp](?i:ython)\s*(?i:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?"
+                       r"([23]\.\d+(?:\.\d+)?)\+?(?![\w.])|\bPython\s+([23])(?![\w.])")
+_DOCKER_PY = re.compile(r"^\s*FROM\s+(?:\S+/)?python:(\d+(?:\.\d+)*)", re.IGNORECASE)
+_TORCH_PIN = re.compile(rf"(?:^|[\s'\"\[,(])(?:torch|pytorch)\s*{_SPEC}", re.IGNORECASE)
+_PROSE_TORCH = re.compile(r"\bpytorch\s*(?:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?(\d\.\d+(?:\.\d+)?)"
+                          r"(?![\w.])", re.IGNORECASE)
+_DOCKER_TORCH = re.compile(r"^\s*FROM\s+pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+_CUDA = [re.compile(p, re.IGNORECASE) for p in (
+    rf"\b(?:cudatoolkit(?:-dev)?|cuda-toolkit|pytorch-cuda|cuda-version)\s*[=>]=?\s*({_V})",
+    r"^\s*FROM\s+nvidia/cuda:(\d+\.\d+(?:\.\d+)?)",
+    r"^\s*FROM\s+pytorch/pytorch:[\w.]*-cuda(\d+\.\d+)",
+    r"download\.pytorch\.org/whl/(?:torch_stable\.html.*\+)?cu(\d{2,3})\b",
+    r"\+cu(\d{2,3})\b",
+    r"\bcuda(?:[\s_-]*(?:toolkit|version))?[\s_-]*(>=|≥|==|=|v)?\s*(\d{1,2}\.(?:\d+|x)(?:\.\d+)?)"
+    r"(?![\w.])",
+)]
+_INSTALL = re.compile(r"^(?:sudo\s+)?(?:pip3?\s+install|python3?\s+-m\s+pip\s+install|conda\s+"
+                      r"(?:install|create|env\s+create)|mamba\s+(?:install|create)|mim\s+install"
+                      r"|python3?\s+setup\.py\s+(?:install|develop|build_ext|build))\b")
+_PROMPT = re.compile(r"^(?:[$>#]\s+|RUN\s+|!\s*|%\s*)", re.IGNORECASE)
+_TF1 = re.compile(r"\btensorflow(?:-gpu)?\s*(?:==|=|<=|~=)?\s*(1\.\d+(?:\.\d+)?)(?![\w.])"
+                  r"|\btensorflow(?:-gpu)?\s*<\s*2\b|\bTensorFlow\s+1\.(?:x|\d+)", re.IGNORECASE)
+_PY_FLAGS = (("torch.utils.ffi", re.compile(r"^\s*(?:from\s+torch\.utils\.ffi\s+import|"
+                                             r"from\s+torch\.utils\s+import\s+ffi|"
+                                             r"import\s+torch\.utils\.ffi)")),
+             ("tensorflow1", re.compile(r"\btf\.(?:Session|placeholder|contrib)\b")),
+             ("apex", re.compile(r"^\s*(?:from\s+apex(?:\.\w+)*\s+import|import\s+apex\b)")),
+             ("detectron2", re.compile(r"^\s*(?:from|import)\s+detectron2\b")))
+_DOC_FLAGS = (("apex", re.compile(r"github\.com/NVIDIA/apex(?:\.git)?(?![/\w])|^\s*-?\s*apex\s*"
+                                  r"(?:[=<>~].*)?$|['\"]apex['\"<>=~]|install\s.*\bapex\b",
+                                  re.IGNORECASE)),
+              ("mmcv-full", re.compile(r"mmcv-full|mmcv_full", re.IGNORECASE)),
+              ("detectron2", re.compile(r"detectron2", re.IGNORECASE)))
+
+
+class TarSource(RepoSource):
+    """The files of a `<id>.tar.gz` snapshot (as /work/shared/sources packs a pinned tree)."""
+
+    def __init__(self, archive: Path, commit: str | None = None) -> None:
+        try:
+            self._tar = tarfile.open(archive, "r:gz")
+            self._members = {m.name.removeprefix("./"): m for m in self._tar.getmembers()
+                             if m.isfile()}
+        except (OSError, tarfile.TarError) as exc:
+            raise SourceError(f"{archive} is not a readable .tar.gz snapshot ({exc}): repack it "
+                              "or remove it") from exc
+        self.commit = commit
+
+    def entries(self) -> list[Entry]:
+        return [Entry(p, m.size, p) for p, m in sorted(self._members.items())]
+
+    def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, bytes | None]]:
+        for e in entries:
+            fh = self._tar.extractfile(self._members[e.key]) if e.key in self._members else None
+            yield e, fh.read() if fh is not None else None
+
+    def close(self) -> None:
+        self._tar.close()
+
+
+def _clip(line: str) -> str:
+    s = line.strip()
+    return s if len(s) <= CODE_MAX else s[:CODE_MAX - 3] + "..."
+
+
+def _norm(op: str | None, ver: str) -> str:
+    op = (op or "").replace("≥", ">=").strip()
+    return ver if op in ("", "=", "==") else f"{op}{ver}"
+
+
+def _is_comment(kind: str, line: str) -> bool:
+    s = line.lstrip()
+    return kind != "doc" and s.startswith("#")
+
+
+def _line_items(kind: str, path: str, text: str) -> Iterator[tuple[str, str, int, str]]:
+    """(field, value, line number, line) for each statement in one dependency or doc file."""
+    name = PurePosixPath(path).name.lower()
+    docker = kind == "dep" and ("dockerfile" in name)
+    pydep = name in ("setup.py", "setup.cfg", "pyproject.toml")
+    for n, line in enumerate(text.splitlines(), start=1):
+        if _is_comment(kind, line) or len(line) > 2000:
+            continue
+        if m := _PY_REQUIRES.search(line):
+            yield "python", m[1].replace(" ", ""), n, line
+        elif docker and (m := _DOCKER_PY.match(line)):
+            yield "python", m[1], n, line
+        elif (m := _CONDA_PY.search(line)) and (kind == "doc" or not pydep):
+            yield "python", _norm(m[1], m[2]), n, line
+        elif kind == "doc" and (m := _PROSE_PY.search(line)):
+            yield "python", _norm(m[1], m[2]) if m[2] else m[3], n, line
+        if docker and (m := _DOCKER_TORCH.match(line)):
+            yield "torch", m[1], n, line
+        elif (m := _TORCH_PIN.search(line)) and re.search(r"\d", m[1]):
+            yield "torch", _norm(*_split_spec(m[1])), n, line
+        elif kind == "doc" and (m := _PROSE_TORCH.search(line)):
+            yield "torch", _norm(m[1], m[2]), n, line
+        for rx in _CUDA:
+            if (m := rx.search(line)) and (kind == "doc" or rx is not _CUDA[-1] or docker):
+                v = m[m.lastindex or 1].rstrip(".")
+                v = f"{v[:-1]}.{v[-1]}" if rx in _CUDA[3:5] else v
+                yield "cuda", (_norm(m[1], v) if rx is _CUDA[-1] else v), n, line
+                break
+        cmd = _PROMPT.sub("", line.strip().strip("`").strip()).split("&&")[0].strip(" \\")
+        if (kind == "doc" or docker) and _INSTALL.match(cmd):
+            yield "install", _clip(cmd), n, line
+        for stack, frx in _DOC_FLAGS:
+            if frx.search(line) and (stack == "mmcv-full" or kind != "doc" or _INSTALL.match(cmd)
+                                     or "git clone" in line or "detectron2.git" in line):
+                yield "flags", stack, n, line
+        if _TF1.search(line):
+            yield "flags", "tensorflow1", n, line
+
+
+def _split_spec(spec: str) -> tuple[str, str]:
+    m = re.match(r"\s*([<>=!~]=?|≥)?\s*v?(.*)", spec)
+    assert m is not None
+    return m[1] or "", m[2].replace(" ", "")
+
+
+def _is_python2(ver: str) -> bool:
+    return bool(re.match(r"^(==|=)?2(\.|$)", ver))
+
+
+def _is_torch0(ver: str) -> bool:
+    return bool(re.match(r"^(==|=|<=|~=)?0\.", ver)) or ver in ("<1.0", "<1", "<1.0.0")
+
+
+def extract(source: RepoSource, commit: str, tree: str) -> dict[str, Any]:
+    """The environment dict (ENV_KEYS) the tree's own files state; see the module docstring."""
+    entries = [e for e in source.entries() if 0 <= e.size <= _MAX_BYTES]
+    kinds = {e.path: ("dep" if _DEP.search(e.path) and e.path.count("/") <= 2 else
+                      "doc" if _DOC.match(e.path) else "py" if e.path.endswith(".py") else "")
+             for e in entries}
+    # dependency files first, then the docs, then Python code; top-level files first in each
+    rank = {"dep": 0, "doc": 1, "py": 2}
+    chosen = sorted((e for e in entries if kinds[e.path]),
+                    key=lambda e: (rank[kinds[e.path]], e.path.count("/"), e.path))
+    found: dict[str, list[dict[str, str]]] = {k: [] for k in ITEM_KEYS}
+    seen: dict[str, set[str]] = {k: set() for k in ITEM_KEYS}
+
+    def add(field: str, value: str, where: str, line: str) -> None:
+        if value in seen[field] or len(found[field]) >= MAX_ITEMS:
+            return
+        seen[field].add(value)
+        if field == "install":
+            found[field].append({"command": value, "where": where})
+        else:
+            key = "stack" if field == "flags" else "version"
+            found[field].append({key: value, "where": where, "code": _clip(line)})
+
+    for entry, data in source.read_many(chosen):
+        if data is None:
+            continue
+        kind, text = kinds[entry.path], data.decode("utf-8", errors="replace")
+        if kind == "py":
+            for n, line in enumerate(text.splitlines(), start=1):
+                for stack, rx in _PY_FLAGS:
+                    if stack not in seen["flags"] and rx.search(line):
+                        add("flags", stack, f"{entry.path}:{n}", line)
+            continue
+        for field, value, n, line in _line_items(kind, entry.path, text):
+            where = f"{entry.path}:{n}"
+            add(field, value, where, line)
+            if field == "python" and _is_python2(value):
+                add("flags", "python2", where, line)
+            if field == "torch" and _is_torch0(value):
+                add("flags", "torch<1.0", where, line)
+    found["flags"].sort(key=lambda f: list(STACKS).index(f["stack"]))
+    return {"extractor_version": EXTRACTOR_VERSION, "commit": commit, "tree": tree,
+            **{k: found[k] for k in ITEM_KEYS}}
+
+
+def open_tree(record_id: str, repo: str, commit: str, sources: Path | None,
+              mirror_root: Path | None) -> tuple[RepoSource, str] | None:
+    """The record's pinned tree and its kind: the sources snapshot first, else a fetch mirror."""
+    from gpu2tpu.corpus.records import find_mirror
+
+    if sources is not None and (archive := sources / f"{record_id}.tar.gz").is_file():
+        return TarSource(archive, commit), "snapshot"
+    if mirror_root is not None:
+        try:
+            mirror = find_mirror(repo, mirror_root)
+        except FileNotFoundError:
+            return None
+        return open_source(mirror, commit), "mirror"
+    return None
+
+
+def environment_problems(value: Any, commit: Any) -> list[tuple[str, str]]:
+    """(field, what) for each problem of a record's environment field (absent: none)."""
+    f = ENVIRONMENT
+    if value is None:
+        return []
+    todo = "rerun `gpu2tpu corpus environment --record FILE`"
+    if not isinstance(value, dict):
+        return [(f, f"must be a mapping with {', '.join(ENV_KEYS)}: {todo}")]
+    out: list[tuple[str, str]] = []
+    if sorted(value) != sorted(ENV_KEYS):
+        out.append((f, f"keys must be exactly {', '.join(ENV_KEYS)}, found "
+                       f"{', '.join(map(str, value))}: {todo}"))
+    if value.get("commit") != commit:
+        out.append((f"{f}.commit", f"{value.get('commit')!r} differs from the record's commit: "
+                                   f"{todo}"))
+    if value.get("tree") not in TREES:
+        out.append((f"{f}.tree", f"must be one of {', '.join(TREES)}, found "
+                                 f"{value.get('tree')!r}"))
+    for key, item_keys in ITEM_KEYS.items():
+        items = value.get(key)
+        if not isinstance(items, list):
+            out.append((f"{f}.{key}", f"must be a list of {{{', '.join(item_keys)}}}"))
+            continue
+        for i, item in enumerate(items):
+            where = f"{f}.{key}[{i}]"
+            if not isinstance(item, dict) or tuple(item) != item_keys or not all(
+                    isinstance(v, str) and v for v in item.values()):
+                out.append((where, f"must be {{{', '.join(item_keys)}}}, non-empty strings"))
+            elif not re.match(r"^[^\s:]+:[1-9]\d*$", item["where"]):
+                out.append((f"{where}.where", f"must be file:line, found {item['where']!r}"))
+            elif key == "flags" and item["stack"] not in STACKS:
+                out.append((f"{where}.stack", f"must be one of {', '.join(STACKS)}, found "
+                                              f"{item['stack']!r}"))
+    return out
+
+
+def summary(env: dict[str, Any]) -> str:
+    """One line: the first stated python, torch and CUDA versions and the flags."""
+    first = {k: (env[k][0]["version"] if env[k] else "-") for k in VERSION_KINDS}
+    flags = ",".join(f["stack"] for f in env["flags"]) or "-"
+    return (f"python {first['python']} torch {first['torch']} cuda {first['cuda']} "
+            f"install {len(env['install'])} flags {flags}")
+
