@@ -9,7 +9,7 @@ from typing import Any
 from datasets import Features, List, Value
 
 from gpu2tpu.corpus import patterns
-from gpu2tpu.corpus.environment import ENVIRONMENT, VERSION_KINDS
+from gpu2tpu.corpus.environment import ENVIRONMENT, ITEM_KEYS
 from gpu2tpu.corpus.scanner import SIZE_KEYS
 from gpu2tpu.tasks.spec import Goal, Performance, RunSpec, Tolerances
 
@@ -17,7 +17,6 @@ _S = Value("string")
 _I = Value("int64")
 _F = Value("float64")
 _B = Value("bool")
-_VERSION = {"version": _S, "where": _S, "code": _S}
 
 # column -> (feature, description); the card's schema table is rendered from this.
 PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
@@ -66,9 +65,7 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
     "model_size": ({"size": _S, "evidence": _S}, "small / medium / large, with the signal"),
     "heavy_deps": (List({"name": _S, "why": _S, "seen_in": _S}),
                    "dependencies hard to install on a sandboxed CPU machine"),
-    "environment": ({"python": List(_VERSION), "torch": List(_VERSION), "cuda": List(_VERSION),
-                     "install": List({"command": _S, "where": _S}),
-                     "flags": List({"stack": _S, "where": _S, "code": _S})},
+    "environment": ({kind: List({k: _S for k in keys}) for kind, keys in ITEM_KEYS.items()},
                     "what the project's own files state (requirements, setup, conda, Dockerfile, "
                     "README): Python / torch / CUDA versions, install commands and heavy or "
                     "obsolete stacks, each with file:line; null where the pinned tree was not read"),
@@ -148,14 +145,8 @@ def _environment(env: Any) -> dict[str, Any] | None:
     """The record's environment field as its column (corpus/environment.py), null when not read."""
     if not isinstance(env, dict):
         return None
-
-    def items(kind: str, keys: tuple[str, ...]) -> list[dict[str, str | None]]:
-        return [{k: _opt_str(i.get(k)) for k in keys} for i in env.get(kind) or [] if isinstance(i, dict)]
-
-    out: dict[str, Any] = {k: items(k, ("version", "where", "code")) for k in VERSION_KINDS}
-    out["install"] = items("install", ("command", "where"))
-    out["flags"] = items("flags", ("stack", "where", "code"))
-    return out
+    return {kind: [{k: _opt_str(i.get(k)) for k in keys} for i in env.get(kind) or []
+                   if isinstance(i, dict)] for kind, keys in ITEM_KEYS.items()}
 
 
 def project_row(rec: dict[str, Any]) -> dict[str, Any]:
