@@ -1,0 +1,273 @@
+"""Second-read audits of corpus records (`corpus/curation/audits/<id>.yaml`, issue 25).
+
+A reader who did not write a record checks its claims against the pinned tree and writes one
+file per record:
+
+    record: <id>                      # the record's file name without .yaml
+    commit: <40 hex>                  # the record's pinned commit
+    reader: <who read it>
+    claims:
+      - field: scan.cuda_only.evidence[3].status   # a path that resolves in the record
+        outcome: ok | corrected | unverifiable
+        evidence: "<file:line and what it says, or a URL>"
+        correction: <the right value; exactly when corrected, same type as the field>
+        why: <one sentence; exactly when corrected or unverifiable>
+
+Audits never edit records: a correction counts as applied once the record's field equals it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import yaml
+
+from gpu2tpu.corpus.records import CURATION_DIR, PROJECTS_DIR, load_record
+from gpu2tpu.errors import UserError
+
+AUDITS_DIR = CURATION_DIR / "audits"
+OUTCOMES = ("ok", "corrected", "unverifiable")
+AUDIT_KEYS = ("record", "commit", "reader", "claims")
+CLAIM_KEYS = ("field", "outcome", "evidence", "correction", "why")
+FIELD_ROOTS = ("id", "repo", "commit", "split", "curated", "environment", "scan")
+VERIFIED, PENDING, NOT_AUDITED = "verified", "corrected-pending", "not audited"
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_STEP = re.compile(r"([A-Za-z_][\w\-]*)((?:\[\d+\])*)")
+_MISSING = object()
+
+
+class AuditError(UserError):
+    """An audit file that does not fit the format or its record."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    field: str
+    outcome: str
+    evidence: str
+    correction: Any = None
+    why: str | None = None
+
+
+@dataclass(frozen=True)
+class Audit:
+    path: Path
+    record: str
+    commit: str
+    reader: str
+    claims: tuple[Claim, ...]
+
+
+class PendingCorrection(NamedTuple):
+    record: str
+    field: str
+    current: Any
+    correction: Any
+
+
+def field_steps(field: str) -> list[str | int]:
+    """`scan.cuda_only.evidence[3].status` -> ['scan', 'cuda_only', 'evidence', 3, 'status']."""
+    steps: list[str | int] = []
+    for part in field.split("."):
+        m = _STEP.fullmatch(part)
+        if m is None:
+            raise ValueError(f"{field!r} is not a field path (write keys joined by '.', list "
+                             "items as [N], e.g. scan.cuda_only.evidence[3].status)")
+        steps.append(m.group(1))
+        steps.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    if steps[0] not in FIELD_ROOTS:
+        raise ValueError(f"{field!r} starts with {steps[0]!r}: a record field starts with one "
+                         f"of {', '.join(FIELD_ROOTS)}")
+    return steps
+
+
+def resolve(data: Any, field: str) -> Any:
+    """The record's value at `field`, or _MISSING when the path does not lead anywhere."""
+    value = data
+    for step in field_steps(field):
+        if isinstance(step, int):
+            if not isinstance(value, list) or step >= len(value):
+                return _MISSING
+            value = value[step]
+        else:
+            if not isinstance(value, dict) or step not in value:
+                return _MISSING
+            value = value[step]
+    return value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "mapping"
+    return "null" if value is None else type(value).__name__
+
+
+def _claim_problems(i: int, raw: Any, record: dict[str, Any]) -> list[str]:
+    where = f"claims[{i}]"
+    if not isinstance(raw, dict):
+        return [f"{where}: must be a mapping with field, outcome, evidence"]
+    out: list[str] = []
+    if extra := sorted(map(str, set(raw) - set(CLAIM_KEYS))):
+        out.append(f"{where}: unknown key(s) {', '.join(extra)}: allowed are "
+                   f"{', '.join(CLAIM_KEYS)}")
+    field, outcome = raw.get("field"), raw.get("outcome")
+    current: Any = _MISSING
+    if not isinstance(field, str) or not field.strip():
+        out.append(f"{where}.field: missing: name the record field the claim is about")
+    else:
+        try:
+            current = resolve(record, field)
+        except ValueError as exc:
+            out.append(f"{where}.field: {exc}")
+        else:
+            if current is _MISSING:
+                out.append(f"{where}.field: {field!r} does not resolve in the record: use a "
+                           "path that exists (a list item the record lacks: correct the list)")
+    if outcome not in OUTCOMES:
+        out.append(f"{where}.outcome: must be one of {', '.join(OUTCOMES)}, found {outcome!r}")
+    evidence = raw.get("evidence")
+    if not isinstance(evidence, str) or not evidence.strip():
+        out.append(f"{where}.evidence: missing: cite file:line at the pinned commit, or a URL")
+    if outcome == "corrected" and "correction" not in raw:
+        out.append(f"{where}: outcome corrected needs `correction` (the right value)")
+    if outcome in ("ok", "unverifiable") and "correction" in raw:
+        out.append(f"{where}: `correction` is only for outcome corrected, found outcome "
+                   f"{outcome}: drop it or set outcome: corrected")
+    why = raw.get("why")
+    if outcome in ("corrected", "unverifiable") and (not isinstance(why, str) or not why.strip()):
+        out.append(f"{where}.why: outcome {outcome} needs one sentence saying why")
+    if outcome == "ok" and "why" in raw:
+        out.append(f"{where}.why: only for outcome corrected or unverifiable: drop it")
+    if outcome == "corrected" and "correction" in raw and current not in (_MISSING, None):
+        want, have = _kind(raw["correction"]), _kind(current)
+        if want != have:
+            out.append(f"{where}.correction: is a {want}, the field {field} holds a {have}: "
+                       "give the value in the field's own type")
+    return out
+
+
+def _parse(path: Path, projects_dir: Path) -> tuple[Audit | None, list[str]]:
+    """The audit in `path` and its problems (each prefixed with the file's name)."""
+    name = path.name
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        return None, [f"{name}: does not parse: {str(exc).splitlines()[0]}"]
+    if not isinstance(raw, dict):
+        return None, [f"{name}: is not a YAML mapping with {', '.join(AUDIT_KEYS)}"]
+    problems: list[str] = []
+    if extra := sorted(map(str, set(raw) - set(AUDIT_KEYS))):
+        problems.append(f"unknown key(s) {', '.join(extra)}: allowed are {', '.join(AUDIT_KEYS)}")
+    rid, commit, reader, claims = (raw.get(k) for k in AUDIT_KEYS)
+    if rid != path.stem:
+        problems.append(f"record: {rid!r} differs from the file name: name the file <record>.yaml")
+    if not (projects_dir / f"{path.stem}.yaml").is_file():
+        return None, [f"{name}: no record corpus/projects/{path.stem}.yaml: audit an existing "
+                      "record (its id is the file name)"]
+    record = load_record(projects_dir / f"{path.stem}.yaml")
+    if record.data is None:
+        return None, [f"{name}: its record {record.error}: fix the record first"]
+    if not isinstance(commit, str) or not _COMMIT.match(commit):
+        problems.append(f"commit: must be the 40-hex pinned commit, found {commit!r}")
+    elif commit != record.data.get("commit"):
+        problems.append(f"commit: {commit} is not the record's pinned commit "
+                        f"{record.data.get('commit')}: re-read the tree at the record's commit")
+    if not isinstance(reader, str) or not reader.strip():
+        problems.append("reader: missing: say who read the record")
+    if not isinstance(claims, list) or not claims:
+        problems.append("claims: must be a non-empty list of checked claims")
+        claims = []
+    for i, c in enumerate(claims):
+        problems.extend(_claim_problems(i, c, record.data))
+    if problems:
+        return None, [f"{name}: {p}" for p in problems]
+    parsed = tuple(Claim(c["field"], c["outcome"], c["evidence"], c.get("correction"),
+                         c.get("why")) for c in claims)
+    return Audit(path, path.stem, str(commit), str(reader), parsed), []
+
+
+def audit_problems(audits_dir: Path = AUDITS_DIR, projects_dir: Path = PROJECTS_DIR) -> list[str]:
+    """Every problem of every audit file (for `corpus check`); empty when all are valid."""
+    out: list[str] = []
+    for path in sorted(audits_dir.glob("*.yaml")) if audits_dir.is_dir() else []:
+        out.extend(_parse(path, projects_dir)[1])
+    return out
+
+
+def load_audit(record_id: str, audits_dir: Path = AUDITS_DIR,
+               projects_dir: Path = PROJECTS_DIR) -> Audit | None:
+    """The record's audit (None when it has none); an invalid file raises AuditError."""
+    path = audits_dir / f"{record_id}.yaml"
+    if not path.is_file():
+        return None
+    audit, problems = _parse(path, projects_dir)
+    if audit is None:
+        raise AuditError(f"{audits_dir.name}/" + f"; {audits_dir.name}/".join(problems)
+                         + ": fix the audit file (format: gpu2tpu.corpus.audits docstring)")
+    return audit
+
+
+def load_audits(audits_dir: Path = AUDITS_DIR,
+                projects_dir: Path = PROJECTS_DIR) -> dict[str, Audit]:
+    """Every audit by record id; any invalid file raises AuditError naming all problems."""
+    if problems := audit_problems(audits_dir, projects_dir):
+        raise AuditError("; ".join(problems) + ": fix the audit files (format: "
+                         "gpu2tpu.corpus.audits docstring)")
+    ids = sorted(p.stem for p in audits_dir.glob("*.yaml")) if audits_dir.is_dir() else []
+    return {rid: a for rid in ids if (a := load_audit(rid, audits_dir, projects_dir))}
+
+
+def _pending(audit: Audit, projects_dir: Path) -> list[PendingCorrection]:
+    data = load_record(projects_dir / f"{audit.record}.yaml").data or {}
+    out = []
+    for c in audit.claims:
+        if c.outcome != "corrected":
+            continue
+        current = resolve(data, c.field)
+        if current != c.correction:
+            out.append(PendingCorrection(audit.record, c.field,
+                                         None if current is _MISSING else current, c.correction))
+    return out
+
+
+def audit_status(record_id: str, audits_dir: Path = AUDITS_DIR,
+                 projects_dir: Path = PROJECTS_DIR) -> str:
+    """"verified", "corrected-pending" (a correction not yet in the record) or "not audited"."""
+    audit = load_audit(record_id, audits_dir, projects_dir)
+    if audit is None:
+        return NOT_AUDITED
+    return PENDING if _pending(audit, projects_dir) else VERIFIED
+
+
+def pending_corrections(audits_dir: Path = AUDITS_DIR,
+                        projects_dir: Path = PROJECTS_DIR) -> list[PendingCorrection]:
+    """(record, field, current value, correction) for every correction the record lacks."""
+    return [p for a in load_audits(audits_dir, projects_dir).values()
+            for p in _pending(a, projects_dir)]
+
+
+def audit_summary(audits_dir: Path = AUDITS_DIR, projects_dir: Path = PROJECTS_DIR) -> dict[str, Any]:
+    """Records audited, claims checked, corrected, unverifiable, the share corrected, pending."""
+    audits = load_audits(audits_dir, projects_dir)
+    claims = [c for a in audits.values() for c in a.claims]
+    corrected = sum(c.outcome == "corrected" for c in claims)
+    return {
+        "records_audited": len(audits),
+        "claims_checked": len(claims),
+        "corrected": corrected,
+        "unverifiable": sum(c.outcome == "unverifiable" for c in claims),
+        "share_corrected": round(corrected / len(claims), 4) if claims else 0.0,
+        "records_pending": sum(bool(_pending(a, projects_dir)) for a in audits.values()),
+    }

@@ -1,0 +1,180 @@
+"""Issue 25: second-read audits (`corpus/curation/audits/<id>.yaml`) load, validate against their
+record, and give each record its audit status.
+
+The fixture audits real records (copied from corpus/projects) with claims a reader made of their
+pinned trees; the last tests read the committed audit files.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpu2tpu.corpus import audits
+from gpu2tpu.corpus.records import PROJECTS_DIR, load_record
+
+RID = "clovaai__cutblur"
+COMMIT = "2448f8bb42e2705d54f0c273e0952664f4f98754"
+COMMAND = ("python main.py --use_moa --model EDSR --dataset DIV2K_SR --div2k_range 1-800/801-810 "
+           "--scale 2 --dataset_root <directory_of_dataset>")
+
+
+def _claims() -> list[dict[str, Any]]:
+    return [
+        {"field": "commit", "outcome": "ok", "evidence": "git log -1: 2022-08-22T15:11:41+09:00"},
+        {"field": "scan.licence.spdx", "outcome": "ok", "evidence": "LICENSE:1 MIT License"},
+        {"field": "curated.train_command", "outcome": "corrected",
+         "evidence": "README.md:70-76 and option.py:98 (--use_moa sets the augmentations)",
+         "correction": COMMAND, "why": "without --use_moa the --augs lists raise IndexError"},
+        {"field": "curated.reported_results", "outcome": "unverifiable",
+         "evidence": "README.md: tables are images", "why": "the numbers are only in figures"},
+    ]
+
+
+def _audit(**over: Any) -> dict[str, Any]:
+    doc = {"record": RID, "commit": COMMIT, "reader": "second read (test)", "claims": _claims()}
+    doc.update(over)
+    return doc
+
+
+@pytest.fixture()
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    projects, audit_dir = tmp_path / "projects", tmp_path / "audits"
+    projects.mkdir()
+    audit_dir.mkdir()
+    shutil.copy(PROJECTS_DIR / f"{RID}.yaml", projects / f"{RID}.yaml")
+    return audit_dir, projects
+
+
+def _write(audit_dir: Path, doc: Any, name: str = RID) -> Path:
+    path = audit_dir / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_good_file_loads_and_its_applied_correction_reads_verified(dirs):
+    audit_dir, projects = dirs
+    _write(audit_dir, _audit())
+    assert audits.audit_problems(audit_dir, projects) == []
+    audit = audits.load_audit(RID, audit_dir, projects)
+    assert audit is not None and audit.commit == COMMIT
+    assert [c.outcome for c in audit.claims] == ["ok", "ok", "corrected", "unverifiable"]
+    assert audits.audit_status(RID, audit_dir, projects) == "verified"
+    assert audits.audit_status("jik876__hifi-gan", audit_dir, projects) == "not audited"
+    assert audits.pending_corrections(audit_dir, projects) == []
+
+
+def test_field_paths_resolve_keys_and_list_items():
+    data = load_record(PROJECTS_DIR / "HazyResearch__hyena-dna.yaml").data
+    assert audits.field_steps("scan.cuda_only.evidence[3].status") == [
+        "scan", "cuda_only", "evidence", 3, "status"]
+    first = audits.resolve(data, "scan.cuda_only.evidence[0]")
+    assert first == data["scan"]["cuda_only"]["evidence"][0]
+    assert audits.resolve(data, "scan.cuda_only.evidence[999]") is audits._MISSING
+    with pytest.raises(ValueError, match="starts with 'scna'"):
+        audits.field_steps("scna.tier")
+    with pytest.raises(ValueError, match="not a field path"):
+        audits.field_steps("scan.evidence[x]")
+
+
+def _claim(**over: Any) -> dict[str, Any]:
+    claim: dict[str, Any] = {"field": "scan.tier", "outcome": "ok", "evidence": "difficulty.py"}
+    claim.update(over)
+    return claim
+
+
+BAD = [
+    ("commit mismatch", _audit(commit="0" * 40), "not the record's pinned commit"),
+    ("short commit", _audit(commit="2448f8b"), "must be the 40-hex pinned commit"),
+    ("record key", _audit(record="clovaai__cutblurr"), "differs from the file name"),
+    ("no reader", _audit(reader=""), "reader: missing"),
+    ("no claims", _audit(claims=[]), "non-empty list"),
+    ("extra key", _audit(notes="x"), "unknown key(s) notes"),
+    ("unknown root", _audit(claims=[_claim(field="scna.tier")]), "claims[0].field"),
+    ("does not resolve", _audit(claims=[_claim(field="scan.cuda_only.evidence[0]")]),
+     "does not resolve in the record"),
+    ("bad outcome", _audit(claims=[_claim(outcome="fixed")]), "claims[0].outcome: must be one of"),
+    ("no evidence", _audit(claims=[_claim(evidence=" ")]), "claims[0].evidence: missing"),
+    ("corrected without value", _audit(claims=[_claim(outcome="corrected", why="w")]),
+     "needs `correction`"),
+    ("correction on ok", _audit(claims=[_claim(correction=2)]), "only for outcome corrected"),
+    ("why on ok", _audit(claims=[_claim(why="w")]), "claims[0].why: only for outcome"),
+    ("unverifiable without why", _audit(claims=[_claim(outcome="unverifiable")]),
+     "claims[0].why: outcome unverifiable needs"),
+    ("wrong type", _audit(claims=[_claim(outcome="corrected", correction="2", why="w")]),
+     "is a string, the field scan.tier holds a number"),
+    ("unknown claim key", _audit(claims=[_claim(line=3)]), "unknown key(s) line"),
+    ("not a mapping", ["record", RID], "is not a YAML mapping"),
+]
+
+
+@pytest.mark.parametrize("doc,message", [(d, m) for _, d, m in BAD], ids=[n for n, _, _ in BAD])
+def test_each_bad_file_is_refused_naming_file_claim_and_fix(dirs, doc, message):
+    audit_dir, projects = dirs
+    _write(audit_dir, doc)
+    problems = audits.audit_problems(audit_dir, projects)
+    assert any(message in p for p in problems), problems
+    assert all(p.startswith(f"{RID}.yaml: ") for p in problems)
+    with pytest.raises(audits.AuditError, match="fix the audit file"):
+        audits.audit_status(RID, audit_dir, projects)
+    with pytest.raises(audits.AuditError, match=r"fix the audit files"):
+        audits.audit_summary(audit_dir, projects)
+
+
+def test_an_audit_of_a_record_that_does_not_exist_is_refused(dirs):
+    audit_dir, projects = dirs
+    _write(audit_dir, _audit(record="nobody__nothing"), name="nobody__nothing")
+    assert audits.audit_problems(audit_dir, projects) == [
+        "nobody__nothing.yaml: no record corpus/projects/nobody__nothing.yaml: audit an existing "
+        "record (its id is the file name)"]
+
+
+def test_status_turns_verified_once_the_correction_is_applied(dirs):
+    audit_dir, projects = dirs
+    claims = _claims()
+    claims.append({"field": "scan.tier", "outcome": "corrected", "evidence": "main.py:1",
+                   "correction": 2, "why": "a test correction the record does not hold"})
+    _write(audit_dir, _audit(claims=claims))
+    assert audits.audit_status(RID, audit_dir, projects) == "corrected-pending"
+    assert audits.pending_corrections(audit_dir, projects) == [
+        audits.PendingCorrection(RID, "scan.tier", 1, 2)]
+    assert audits.audit_summary(audit_dir, projects)["records_pending"] == 1
+    path = projects / f"{RID}.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("  tier: 1\n", "  tier: 2\n"),
+                    encoding="utf-8")
+    assert audits.audit_status(RID, audit_dir, projects) == "verified"
+    assert audits.pending_corrections(audit_dir, projects) == []
+
+
+def test_summary_counts_claims_and_the_share_corrected(dirs):
+    audit_dir, projects = dirs
+    shutil.copy(PROJECTS_DIR / "jik876__hifi-gan.yaml", projects / "jik876__hifi-gan.yaml")
+    hifi = load_record(projects / "jik876__hifi-gan.yaml").data
+    _write(audit_dir, _audit())
+    _write(audit_dir, {"record": "jik876__hifi-gan", "commit": hifi["commit"], "reader": "r",
+                       "claims": [_claim(evidence="train.py:1")]}, name="jik876__hifi-gan")
+    assert audits.audit_summary(audit_dir, projects) == {
+        "records_audited": 2, "claims_checked": 5, "corrected": 1, "unverifiable": 1,
+        "share_corrected": 0.2, "records_pending": 0}
+    empty = audit_dir.parent / "none"
+    assert audits.audit_summary(empty, projects)["share_corrected"] == 0.0
+
+
+def test_committed_audit_files_are_valid():
+    assert audits.audit_problems() == []
+
+
+OUTSIDE = ("clovaai__cutblur", "rusty1s__pyg_autoscale", "HazyResearch__hyena-dna",
+           "haotian-liu__LLaVA")
+
+
+@pytest.mark.parametrize("rid", OUTSIDE)
+def test_the_outside_audits_corrections_are_applied(rid):
+    audit = audits.load_audit(rid)
+    assert audit is not None and audit.reader == "outside audit (issue 25)"
+    assert any(c.outcome == "corrected" for c in audit.claims)
+    assert audits.audit_status(rid) == "verified"
