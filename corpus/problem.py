@@ -68,7 +68,7 @@ HAZARDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "data-dependent shapes recompile on XLA"),
     (REPOSITORY, ("cuda_call", "torch_cuda", "cuda_string", "cudnn_flags", "tf32_flags",
                   "pin_memory", "non_blocking"), "CUDA device code: use the XLA device"),
-    (REPOSITORY, PRECISION, "fp16 AMP may become bf16 autocast, nothing else"),
+    (REPOSITORY, PRECISION, "fp16 may become bf16, no other precision change"),
     (REPOSITORY, ("distributed", "data_parallel"),
      "multi-GPU code: use torch_xla's backend, same global batch"),
     (REPOSITORY, ("torch_compile",), "use the openxla backend or none"),
