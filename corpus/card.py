@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,8 @@ from datasets.info import DatasetInfosDict
 from datasets.splits import SplitDict, SplitInfo
 from huggingface_hub import DatasetCardData
 
-from gpu2tpu.corpus import PACKAGE_DIR, difficulty, stats
+from gpu2tpu.corpus import PACKAGE_DIR, card_tables, difficulty, stats
+from gpu2tpu.corpus.card_tables import Change
 from gpu2tpu.corpus.records import Considered
 from gpu2tpu.corpus.scanner import SCANNER_VERSION
 from gpu2tpu.corpus.schema import CONFIG_FEATURES, PROJECT_COLUMNS, TASK_COLUMNS
@@ -50,15 +50,6 @@ class SplitSize:
     download_bytes: int
 
 
-@dataclass(frozen=True)
-class Change:
-    """One changelog entry generated from a curation log."""
-
-    title: str
-    source: str  # the log's file name under corpus/curation/
-    items: list[str]
-
-
 def code_url(pyproject: Path = PACKAGE_DIR.parent / "pyproject.toml") -> str:
     """The code repository: pyproject's [project.urls] (the source tree's file, else the
     installed distribution's metadata), else CODE_URL."""
@@ -81,61 +72,6 @@ CITATION = """@misc{gpu2tpu_corpus,
   howpublished = {\\url{https://huggingface.co/datasets/gpu2tpu/corpus}},
   note         = {revision REVISION}
 }"""
-
-
-def _feature_name(feature: Any) -> str:
-    if isinstance(feature, dict):
-        return "struct{" + ", ".join(f"{k}: {_feature_name(v)}" for k, v in feature.items()) + "}"
-    inner = getattr(feature, "feature", None)
-    if inner is not None:
-        return f"list<{_feature_name(inner)}>"
-    return str(getattr(feature, "dtype", feature))
-
-
-def _schema_table(columns: dict[str, tuple[Any, str]]) -> str:
-    lines = ["| column | type | meaning |", "|---|---|---|"]
-    for name, (feature, meaning) in columns.items():
-        kind = _feature_name(feature)
-        if len(kind) > 60:  # long structs: name the type, the keys are listed elsewhere
-            kind = kind.split("{")[0] + "{...}" + (">" if kind.startswith("list<") else "")
-        lines.append(f"| `{name}` | {kind} | {meaning} |")
-    return "\n".join(lines)
-
-
-def _formula_table() -> str:
-    lines = ["| component | weight | half at | counts summed |", "|---|---:|---:|---|"]
-    for name, weight, half, keys in difficulty.COMPONENTS:
-        shown = ", ".join("CUDA-only package count" if k == "deps" else k.replace("size:", "")
-                          for k in keys)
-        lines.append(f"| {name} | {weight:g} | {half:g} | {shown} |")
-    return "\n".join(lines)
-
-
-def _licence_table(projects: list[dict[str, Any]]) -> str:
-    counts = Counter((str(r.get("licence")), str(r.get("split"))) for r in projects)
-    lines = ["| licence (detected) | split | projects |", "|---|---|---:|"]
-    for (spdx, split), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        lines.append(f"| {spdx} | {split} | {n} |")
-    return "\n".join(lines)
-
-
-def _runnability_table(projects: list[dict[str, Any]]) -> str:
-    counts = Counter(str(r.get("cpu_task")) for r in projects)
-    lines = ["| cpu_task | projects | examples |", "|---|---:|---|"]
-    for verdict in ("likely", "possible", "unlikely"):
-        names = sorted(str(r.get("repo")) for r in projects if r.get("cpu_task") == verdict)
-        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
-        lines.append(f"| {verdict} | {counts[verdict]} | {shown} |")
-    return "\n".join(lines)
-
-
-def _considered_table(rows: list[Considered]) -> str:
-    counts = Counter((r.decision, r.reason) for r in rows)
-    lines = ["| decision | reason | candidates |", "|---|---|---:|"]
-    for (decision, reason), n in sorted(counts.items()):
-        lines.append(f"| {decision} | {reason} | {n} |")
-    lines.append(f"| **total** | | {len(rows)} |")
-    return "\n".join(lines)
 
 
 def dataset_info(sizes: dict[str, dict[str, SplitSize]]) -> list[dict[str, Any]]:
@@ -186,16 +122,6 @@ def header(splits: dict[str, dict[str, str]], n_rows: int,
     if sizes:
         meta["dataset_info"] = dataset_info(sizes)
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
-
-
-def _changelog(changes: list[Change]) -> str:
-    if not changes:
-        return "No curation log records a change yet."
-    parts = []
-    for change in changes:
-        items = "\n".join(f"- {item}" for item in change.items) or "- (no details logged)"
-        parts.append(f"### {change.title}\n\nFrom `corpus/curation/{change.source}`.\n\n{items}")
-    return "\n\n".join(parts)
 
 
 def example_record(projects: list[dict[str, Any]]) -> str:
@@ -302,13 +228,13 @@ import gpu2tpu.corpus; gpu2tpu.corpus.load("projects")        # the copy inside 
 
 ## Schema: `projects`
 
-{_schema_table(PROJECT_COLUMNS)}
+{card_tables.schema_table(PROJECT_COLUMNS)}
 
 `counts` keys: {", ".join(f"`{k}`" for k in PROJECT_COLUMNS["counts"][0])}.
 
 ## Schema: `tasks`
 
-{_schema_table(TASK_COLUMNS)}
+{card_tables.schema_table(TASK_COLUMNS)}
 
 ## How it was built
 
@@ -350,7 +276,7 @@ Score = min(100, round(floor[tier] + sum over components of weight x n / (n + ha
 the component's summed count: each component saturates, worth half its weight at n = half.
 Floors: {floors}. Buckets: {buckets}.
 
-{_formula_table()}
+{card_tables.formula_table()}
 
 The counts are static heuristics (regular expressions): they measure what the code mentions, not
 what one run executes; boolean-mask indexing in particular is approximated.
@@ -368,20 +294,20 @@ Tiers:
 CPU runnability (could the project become a runnable task on a CPU-only machine; an estimate with
 reasons in `cpu_task_reasons`; the queue for the next upstream tasks):
 
-{_runnability_table(projects)}
+{card_tables.runnability_table(projects)}
 
 ![projects per domain and difficulty]({CHART_NAME})
 
 Licences:
 
-{_licence_table(projects)}
+{card_tables.licence_table(projects)}
 
 ## Candidates considered
 
 Every candidate the curators looked at is in `considered.tsv` (repo, decision, reason, detail,
 log).
 
-{_considered_table(considered)}
+{card_tables.considered_table(considered)}
 
 ## Changelog
 
@@ -389,7 +315,7 @@ What changed between revisions, newest first, generated from the curation logs i
 `corpus/curation/` (rebalance notes; the reasons are the removed projects' rows in the
 considered logs).
 
-{_changelog(changes)}
+{card_tables.changelog(changes)}
 """
     return header(splits, len(projects) + len(tasks), sizes) + body + LIMITATIONS
 

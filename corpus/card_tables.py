@@ -1,0 +1,85 @@
+"""The dataset card's generated tables: schema, difficulty formula, licences, runnability, the
+considered candidates, and the changelog from the curation logs."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from gpu2tpu.corpus import difficulty
+from gpu2tpu.corpus.records import Considered
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changelog entry generated from a curation log."""
+
+    title: str
+    source: str  # the log's file name under corpus/curation/
+    items: list[str]
+
+
+def feature_name(feature: Any) -> str:
+    if isinstance(feature, dict):
+        return "struct{" + ", ".join(f"{k}: {feature_name(v)}" for k, v in feature.items()) + "}"
+    inner = getattr(feature, "feature", None)
+    if inner is not None:
+        return f"list<{feature_name(inner)}>"
+    return str(getattr(feature, "dtype", feature))
+
+
+def schema_table(columns: dict[str, tuple[Any, str]]) -> str:
+    lines = ["| column | type | meaning |", "|---|---|---|"]
+    for name, (feature, meaning) in columns.items():
+        kind = feature_name(feature)
+        if len(kind) > 60:  # long structs: name the type, the keys are listed elsewhere
+            kind = kind.split("{")[0] + "{...}" + (">" if kind.startswith("list<") else "")
+        lines.append(f"| `{name}` | {kind} | {meaning} |")
+    return "\n".join(lines)
+
+
+def formula_table() -> str:
+    lines = ["| component | weight | half at | counts summed |", "|---|---:|---:|---|"]
+    for name, weight, half, keys in difficulty.COMPONENTS:
+        shown = ", ".join("CUDA-only package count" if k == "deps" else k.replace("size:", "")
+                          for k in keys)
+        lines.append(f"| {name} | {weight:g} | {half:g} | {shown} |")
+    return "\n".join(lines)
+
+
+def licence_table(projects: list[dict[str, Any]]) -> str:
+    counts = Counter((str(r.get("licence")), str(r.get("split"))) for r in projects)
+    lines = ["| licence (detected) | split | projects |", "|---|---|---:|"]
+    for (spdx, split), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"| {spdx} | {split} | {n} |")
+    return "\n".join(lines)
+
+
+def runnability_table(projects: list[dict[str, Any]]) -> str:
+    counts = Counter(str(r.get("cpu_task")) for r in projects)
+    lines = ["| cpu_task | projects | examples |", "|---|---:|---|"]
+    for verdict in ("likely", "possible", "unlikely"):
+        names = sorted(str(r.get("repo")) for r in projects if r.get("cpu_task") == verdict)
+        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        lines.append(f"| {verdict} | {counts[verdict]} | {shown} |")
+    return "\n".join(lines)
+
+
+def considered_table(rows: list[Considered]) -> str:
+    counts = Counter((r.decision, r.reason) for r in rows)
+    lines = ["| decision | reason | candidates |", "|---|---|---:|"]
+    for (decision, reason), n in sorted(counts.items()):
+        lines.append(f"| {decision} | {reason} | {n} |")
+    lines.append(f"| **total** | | {len(rows)} |")
+    return "\n".join(lines)
+
+
+def changelog(changes: list[Change]) -> str:
+    if not changes:
+        return "No curation log records a change yet."
+    parts = []
+    for change in changes:
+        items = "\n".join(f"- {item}" for item in change.items) or "- (no details logged)"
+        parts.append(f"### {change.title}\n\nFrom `corpus/curation/{change.source}`.\n\n{items}")
+    return "\n\n".join(parts)
