@@ -1,0 +1,184 @@
+"""corpus/data_facts.py: the dataset catalog (corpus/datasets.yaml), each record's data facts, and the
+model parameter counts stated in the projects' own pinned trees (corpus/curation/model-params.yaml)."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpu2tpu.corpus.data_facts import (
+    CATALOG_PATH,
+    FACT_KEYS,
+    CatalogError,
+    build_index,
+    data_facts,
+    load_catalog,
+    load_model_params,
+    model_params,
+    param_problems,
+    resolve,
+)
+from gpu2tpu.corpus.records import PROJECTS_DIR, load_records
+from gpu2tpu.tasks.sources import SOURCES_ENV
+
+SHARED_SOURCES = Path(os.environ.get(SOURCES_ENV) or
+                      Path(__file__).resolve().parents[3] / "shared" / "sources").resolve()
+MIRRORS = Path("/work/.mirror")
+# one valid entry, as datasets.yaml holds it (CIFAR-10's facts)
+GOOD = {"size": "60,000 32x32 colour images in 10 classes", "source": "https://www.cs.toronto.edu/~kriz/cifar.html",
+        "licence_or_terms": "unknown", "gated": False,
+        "standin": "tasks/akamaster__pytorch_resnet_cifar10/prepare.py (kit.cifar_batch)",
+        "evidence": ["https://www.cs.toronto.edu/~kriz/cifar.html"]}
+
+
+@functools.lru_cache(maxsize=1)
+def _records() -> tuple[dict, ...]:
+    """The corpus records as the working tree holds them (parsed once per session: 148 large files)."""
+    records = [r.data for r in load_records(PROJECTS_DIR)]
+    assert records and all(r is not None for r in records)
+    return tuple(r for r in records if r is not None)
+
+
+def test_catalog_is_valid_and_every_field_is_filled() -> None:
+    catalog, index = load_catalog()
+    assert len(catalog) >= 280
+    for name, entry in catalog.items():
+        assert all(k in entry for k in FACT_KEYS), name
+        assert index[name] == name
+    # facts that were checked against their sources (FFHQ's LICENSE.txt, LJSpeech's README)
+    assert catalog["FFHQ"]["licence_or_terms"].startswith("dataset CC BY-NC-SA 4.0")
+    assert catalog["LJSpeech"]["licence_or_terms"] == "public domain"
+    assert catalog["ImageNet-1K"]["gated"] is True
+
+
+def test_every_record_resolves_and_keeps_its_order() -> None:
+    catalog, _ = load_catalog()
+    total = 0
+    for record in _records():
+        names = record["curated"].get("datasets") or []
+        facts = data_facts(record)
+        assert [f["name"] for f in facts] == names, record["id"]
+        assert all(f["dataset"] in catalog for f in facts)
+        total += len(facts)
+    assert total > 400
+
+
+def test_aliases_resolve_to_their_entry() -> None:
+    names = ["COCO 2017", "ETTh1", "ImageNet", "Atari Pong"]
+    facts = data_facts({"id": "x__y", "curated": {"datasets": names}})
+    assert [f["dataset"] for f in facts] == ["COCO", "ETT", "ImageNet-1K", "Atari (ALE)"]
+    assert [f["name"] for f in facts] == names
+    assert facts[1]["standin"].startswith("tasks/zhouhaoyi__Informer2020/prepare.py")
+    assert facts[2]["gated"] is True and facts[0]["gated"] is False
+
+
+def test_stand_ins_name_existing_prepare_scripts() -> None:
+    catalog, _ = load_catalog()
+    standins = {n: e["standin"] for n, e in catalog.items() if e["standin"]}
+    assert {"CIFAR-10", "CIFAR-100", "Cora", "Penn Treebank", "D4RL", "ETT"} <= set(standins)
+    assert catalog["Criteo Terabyte"]["standin"] is False
+
+
+def test_unresolved_name_names_the_record_and_what_to_add() -> None:
+    _, index = load_catalog()
+    with pytest.raises(CatalogError, match=r"record a__b: .*'Tiny Shakespeare'.*add an entry"):
+        resolve("a__b", ["CIFAR-10", "Tiny Shakespeare"], index)
+    with pytest.raises(CatalogError, match="a__b"):
+        data_facts({"id": "a__b", "curated": {"datasets": ["cifar-10"]}})  # exact names only
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda e: e.pop("gated"), "entry 'Bad': missing field 'gated'"),
+    (lambda e: e.update(gated="yes"), "field 'gated' must be true, false or 'unknown'"),
+    (lambda e: e.update(source="www.example.org"), "field 'source' must be an http"),
+    (lambda e: e.update(standin="tasks/nobody__nothing/prepare.py"),
+     "nobody__nothing/prepare.py, which does not exist"),
+    (lambda e: e.update(standin="kit.cifar_batch"), "field 'standin' must be false or start with"),
+    (lambda e: e.update(evidence=[]), "field 'evidence' must be a non-empty list"),
+    (lambda e: e.update(size="two\nlines"), "field 'size' must be one non-empty line"),
+    (lambda e: e.update(licence="MIT"), "unknown field 'licence'"),
+    (lambda e: e.update(aliases=["CIFAR-10"]), "'CIFAR-10' is claimed by both 'CIFAR-10' and 'Bad'"),
+])
+def test_a_bad_entry_is_refused_naming_entry_and_field(change, message) -> None:
+    bad = copy.deepcopy(GOOD)
+    change(bad)
+    with pytest.raises(CatalogError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        build_index({"CIFAR-10": GOOD, "Bad": bad})
+
+
+def test_the_shipped_catalog_file_is_what_the_loader_reads() -> None:
+    raw = yaml.safe_load(CATALOG_PATH.read_text(encoding="utf-8"))
+    assert build_index(raw) == load_catalog()[1]
+
+
+def test_model_params_entries_are_valid_and_belong_to_records() -> None:
+    ids = {r["id"] for r in _records()}
+    params = load_model_params()
+    assert len(params) >= 8 and set(params) <= ids
+    assert model_params("tkipf__pygcn") is None  # its tree states no count
+    assert model_params("microsoft__Swin-Transformer") == {
+        "params": "28M", "where": "README.md:114", "model": params["microsoft__Swin-Transformer"]["model"],
+        "code": "| Swin-T | ImageNet-1K | 224x224 | 81.2 | 95.5 | 28M | 4.5G | 755 |"}
+    assert param_problems("x", {"params": "many", "where": "README.md", "code": "a\nb", "extra": 1}) == [
+        "model-params.yaml entry 'x': unknown field 'extra' (allowed: params, where, code, model)",
+        "model-params.yaml entry 'x': field 'params' must be a count like '11M', '1.5B' or '3450', "
+        "got 'many'",
+        "model-params.yaml entry 'x': field 'where' must be path:line, got 'README.md'",
+        "model-params.yaml entry 'x': field 'code' must be the stated line or the part of it that states the "
+        "count (one line, at most 240 characters)"]
+
+
+def _line(text: str, where: str) -> str:
+    return text.splitlines()[int(where.rsplit(":", 1)[1]) - 1]
+
+
+def _snapshot_file(record_id: str, path: str) -> str | None:
+    archive = SHARED_SOURCES / f"{record_id}.tar.gz"
+    if not archive.is_file():
+        return None
+    with tarfile.open(archive) as tar:
+        for name in (path, f"./{path}"):
+            try:
+                member = tar.extractfile(name)
+            except KeyError:
+                continue
+            if member is not None:
+                return member.read().decode("utf-8", errors="replace")
+    raise AssertionError(f"{path} is not in {archive}")
+
+
+def _mirror_file(record: dict, path: str) -> str | None:
+    root = MIRRORS / record["repo"].replace("/", "+")
+    git_dir = next((d for d in (root / "repo" / ".git", root / "repo") if (d / "HEAD").is_file()), None)
+    if git_dir is None:
+        return None
+    out = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{record['commit']}:{path}"],
+                         capture_output=True, text=True, errors="replace")
+    return out.stdout if out.returncode == 0 else None
+
+
+@pytest.mark.skipif(not (SHARED_SOURCES / "microsoft__Swin-Transformer.tar.gz").is_file(),
+                    reason=f"no snapshots in {SHARED_SOURCES} (set {SOURCES_ENV})")
+def test_each_stated_count_is_on_its_line_in_the_pinned_tree() -> None:
+    records = {r["id"]: r for r in _records()}
+    checked = []
+    for record_id, entry in load_model_params().items():
+        path = entry["where"].rsplit(":", 1)[0]
+        text = _snapshot_file(record_id, path) or _mirror_file(records[record_id], path)
+        if text is None:  # neither a snapshot nor a mirror on this machine
+            assert not (MIRRORS / records[record_id]["repo"].replace("/", "+")).exists(), record_id
+            continue
+        line = _line(text, entry["where"])
+        assert entry["code"] in line, f"{record_id}: {entry['where']} reads {line!r}"
+        assert entry["params"].lower() in line.lower(), f"{record_id}: {entry['params']} not on the line"
+        checked.append(record_id)
+    # the three from snapshots are always checked; the others wherever this machine has their mirror
+    snapshots = {"akamaster__pytorch_resnet_cifar10", "microsoft__Swin-Transformer", "salesforce__CodeT5"}
+    assert snapshots <= set(checked)
