@@ -147,6 +147,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from gpu2tpu.corpus.environment_cli import add_parser as add_environment
 
     add_environment(csub, DEFAULT_MIRROR_ROOT)  # `corpus environment`
+    __import__("gpu2tpu.corpus.problem", fromlist=["register"]).register(csub)  # `corpus problem`
     from gpu2tpu.corpus.authoring_cli import register_authoring
 
     register_authoring(sub)  # `tasks pin`, `tasks new`: a task from a corpus record
