@@ -10,10 +10,10 @@ sentence taken from one record field, which its `source` names:
   .{a,b}     at the end: some keys of one mapping, `scan.counts.{cuda_call,torch_cuda}`
   at F:L     after it, for an item with a `where`: the file:line the item states
 
-`resolve(record, source)` returns the value a source names and checks its file:line. Hazard
-counts come from `scan.training_path_counts` (files the training entry may load) where the scan
-has them, else from `scan.counts` (the whole repository), and the text says which.
-Deterministic: the same record gives the same bytes.
+`resolve(record, source)` returns the value a source names and checks its file:line. Host syncs
+and data-dependent shapes are counted on the training path (`scan.training_path_counts`: files
+the training entry may load), the other constructs in the whole repository (`scan.counts`); each
+sentence starts with which. Deterministic: the same record gives the same bytes.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ HAZARDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 WHERE_COUNTED = {TRAINING_PATH: "Training path", REPOSITORY: "Repository"}
 MAX_RESULTS = 2  # reported results told, in the record's order
-MAX_HARD = 3  # hard CUDA-only names told with their first site; more are counted
+MAX_HARD = 3  # hard CUDA-only names told with their first site; more are listed by name
 MAX_FLAGS = 2  # obsolete or heavy stacks the project states
 _SOURCE = re.compile(r"^(?P<path>[A-Za-z_][\w.\[\]]*?)(?:\.\{(?P<keys>[\w,]+)\})?"
                      r"(?: at (?P<where>\S+:\d+))?$")
@@ -195,7 +195,7 @@ def _hard(cuda_only: dict[str, Any]) -> list[Sentence]:
         out.append((f"Hard CUDA-only dependency {name} ({_dependency(name)}), first at {where}: "
                     "replace it for XLA.", f"scan.cuda_only.evidence[{site}] at {where}"))
     if len(hard) > MAX_HARD:
-        out.append((f"The scan names {len(hard)} hard CUDA-only dependencies in all.",
+        out.append((f"Hard CUDA-only dependencies in all: {', '.join(hard)}.",
                     "scan.cuda_only.hard"))
     return out
 

@@ -173,3 +173,16 @@ def test_cli_prints_the_statement(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert main(["corpus", "problem", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "broken.yaml: tkipf__pygcn: curated.train_command must be a str" in err
+
+
+def test_more_hard_dependencies_than_told_are_listed_by_name() -> None:
+    rec = _record(DETR)
+    cuda_only = rec["scan"]["cuda_only"]
+    cuda_only["hard"] = [*cuda_only["hard"], "apex", "flash_attn", "spconv"]
+    by = _by_source(problem_statement(rec))
+    assert by["scan.cuda_only.hard"] == ("Hard CUDA-only dependencies in all: kernel:"
+                                         "MultiScaleDeformableAttention, apex, flash_attn, spconv.")
+    # no hard site in the evidence for apex: the name is told without a file:line
+    assert by["scan.cuda_only.hard[1]"] == ("Hard CUDA-only dependency apex (a CUDA-only package) "
+                                            "on the training path: replace it for XLA.")
+    assert "scan.cuda_only.hard[3]" not in by
