@@ -77,6 +77,9 @@ def test_aliases_resolve_to_their_entry() -> None:
     assert [f["name"] for f in facts] == names
     assert facts[1]["standin"].startswith("tasks/zhouhaoyi__Informer2020/prepare.py")
     assert facts[2]["gated"] is True and facts[0]["gated"] is False
+    # "CIFAR10" is only ever the GNN benchmark's superpixel graphs (benchmarking-gnns, GraphGPS)
+    superpixels = data_facts({"id": "x__y", "curated": {"datasets": ["CIFAR10"]}})[0]
+    assert superpixels["dataset"] == "CIFAR10 superpixels (GNN benchmark)"
 
 
 def test_stand_ins_name_existing_prepare_scripts() -> None:
