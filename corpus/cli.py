@@ -111,7 +111,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="considered logs, selection.yaml, candidate-scans.tsv")
     p.add_argument("--scan-candidates", type=Path, metavar="CANDIDATES_TSV",
                    help="first rescan the candidates excluded only by selection rules from their "
-                   "snapshots (domain guesses from this candidates.tsv) into candidate-scans.tsv")
+                   "snapshots (domain guesses from this candidates.tsv) into candidate-scans.tsv; "
+                   "rows of candidates without a snapshot here stay as they are")
     p.add_argument("--mirror-root", type=Path, default=DEFAULT_MIRROR_ROOT,
                    help="snapshots as <owner>+<name>/ (default %(default)s)")
     p.set_defaults(func=_select)
@@ -274,9 +275,13 @@ def _select(args: argparse.Namespace) -> int:
             guess = {r["repo"]: r.get("domain_guess", "") for r in
                      csv.DictReader(fh, delimiter="\t")}
         rows, missing = selection.scan_candidates(considered, args.mirror_root, guess)
-        path = selection.write_candidate_scans(args.curation_dir, rows)
-        print(f"wrote {path} ({len(rows)} candidates; {len(missing)} without a snapshot: "
-              f"{', '.join(missing) or '-'})")
+        merged, kept = selection.merge_candidate_scans(
+            selection.load_candidate_scans(args.curation_dir), rows)
+        path = selection.write_candidate_scans(args.curation_dir, merged)
+        lost = sorted(set(missing) - set(kept), key=str.lower)
+        print(f"wrote {path} ({len(rows)} rescanned from {args.mirror_root}, {len(kept)} kept "
+              f"from the file without a snapshot; {len(lost)} with neither a snapshot nor a row: "
+              f"{', '.join(lost) or '-'}{'; fetch those, then run again' if lost else ''})")
     try:
         rules = selection.load_rules(args.curation_dir)
     except ValueError as exc:

@@ -287,6 +287,21 @@ def scan_candidates(considered: list[Considered], mirror_root: Path,
     return rows, missing
 
 
+def merge_candidate_scans(on_file: list[dict[str, str]], rescanned: list[list[str]]
+                          ) -> tuple[list[list[str]], list[str]]:
+    """The rows to write: a rescanned row replaces its repo's row on file; a row on file that was
+    not rescanned (no snapshot on this machine) stays as it is, so a partial set of snapshots
+    never loses a candidate. Also the repos whose rows were kept from the file."""
+    merged = {row[0].lower(): row for row in rescanned}
+    kept = []
+    for old in on_file:
+        repo = old.get("repo") or ""
+        if repo and repo.lower() not in merged:
+            merged[repo.lower()] = [old.get(k) or "" for k in SCAN_COLUMNS]
+            kept.append(repo)
+    return [merged[k] for k in sorted(merged)], sorted(kept, key=str.lower)
+
+
 def write_candidate_scans(curation_dir: Path, rows: list[list[str]]) -> Path:
     path = curation_dir / CANDIDATE_SCANS
     lines = ["\t".join(SCAN_COLUMNS)] + ["\t".join(r) for r in rows]

@@ -64,14 +64,22 @@ def test_the_shipped_corpus_is_a_fixed_point_of_the_rule():
     sel = selection.select(selection.eligible(records, considered,
                                               selection.load_candidate_scans(CURATION_DIR),
                                               set(rules["tasks"])), rules)
-    assert sel.dropped == [] and sel.to_read == []
+    # the rule drops passed candidates (the scanned former records), but no record, reads none
+    assert sel.dropped and not [c.repo for c, _ in sel.dropped if c.is_record]
+    assert sel.to_read == [] and sel.restore == []
     assert {c.repo for c in sel.chosen} == {r["repo"] for r in records}
     assert set(rules["tasks"]) <= {r["repo"] for r in records}
+    # each dropped candidate is logged with the reason the rule gives it
+    logged = {r.repo: r.reason for r in considered if r.decision == "excluded"}
+    assert {c.repo: why.split(":")[0] for c, why in sel.dropped} == {
+        c.repo: logged[c.repo] for c, _ in sel.dropped}
 
 
 def test_select_command_reports_the_fixed_point(capsys):
     from gpu2tpu.cli import main
 
     assert main(["corpus", "select"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("rule selects 148 of ") and "\ndrop\t" not in out and "\nread\t" not in out
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("rule selects 148 of ") and lines[-1].startswith("summary\t")
+    assert all(ln.startswith("drop\t") and ln.endswith("\tnot a record: nothing to do")
+               for ln in lines[1:-1])
