@@ -8,7 +8,8 @@ setup.py/setup.cfg/pyproject.toml, environment*/conda*.yml, Dockerfiles) and the
 The record's field (ENVIRONMENT, written by `gpu2tpu corpus environment`) is the dict `extract`
 returns, with the keys of ENV_KEYS:
   extractor_version  EXTRACTOR_VERSION; commit: the pinned commit the tree was read at
-  tree               "snapshot" (<id>.tar.gz in the sources folder) or "mirror" (a fetch mirror)
+  tree               "snapshot" (<id>.tar.gz in the sources folder, each file checked against the
+                     commit's tree before it is read) or "mirror" (a fetch mirror)
   python, torch, cuda  [{version, where, code}]: each distinct stated version (or specifier,
                      e.g. ">=1.6"; "==" dropped), first statement in path order, at most MAX_ITEMS
   install            [{command, where}]: install command lines (pip/conda/setup.py/mim)
@@ -20,16 +21,23 @@ a present field always means the tree was read at the record's commit.
 
 from __future__ import annotations
 
+import os
 import re
-import tarfile
-from collections.abc import Iterable, Iterator
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpu2tpu.corpus.source import Entry, RepoSource, SourceError, open_source
+from gpu2tpu.corpus.source import (
+    DirSource,
+    RepoSource,
+    SourceError,
+    find_git_dir,
+    open_source,
+)
 
 ENVIRONMENT = "environment"  # the record's field
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 ENV_KEYS = ("extractor_version", "commit", "tree", "python", "torch", "cuda", "install", "flags")
 VERSION_KINDS = ("python", "torch", "cuda")
 ITEM_KEYS = {"python": ("version", "where", "code"), "torch": ("version", "where", "code"),
@@ -55,67 +63,50 @@ _DEP = re.compile(r"(^|/)(requirements[\w\-.]*\.(txt|in)|requirements/[\w\-.]+\.
 _DOC = re.compile(r"^(docs?/)?(readme|install|getting_started|get_started)[\w\-.]*$"
                   r"|^docs?/[\w\-.]*install[\w\-.]*\.(md|rst|txt)$", re.IGNORECASE)
 _V = r"\d+(?:\.(?:\d+|x|\*))*"
+_END = r"(?!\w|\.\w)"  # a version ends here: a full stop may follow ("Python 3.7."), "3.6.x" may not
 _SPEC = rf"((?:[<>=!~]=?|≥)?\s*v?{_V}(?:\s*,\s*[<>=!]=?\s*{_V})*)"
 _PY_REQUIRES = re.compile(r"""(?:python_requires|requires-python)\s*=\s*['"]([^'"]+)['"]""")
 _CONDA_PY = re.compile(rf"(?:^|[\s'\"])python\s*(={{1,2}}|>=|<=|>|<)\s*({_V})", re.IGNORECASE)
 _PROSE_PY = re.compile(r"\b[Pp](?i:ython)\s*(?i:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?"
-                       r"([23]\.\d+(?:\.\d+)?)\+?(?![\w.])|\bPython\s+([23])(?![\w.])")
+                       rf"([23]\.\d+(?:\.\d+)?)\+?{_END}|\bPython\s+([23]){_END}")
 _DOCKER_PY = re.compile(r"^\s*FROM\s+(?:\S+/)?python:(\d+(?:\.\d+)*)", re.IGNORECASE)
 _TORCH_PIN = re.compile(rf"(?:^|[\s'\"\[,(])(?:torch|pytorch)\s*{_SPEC}", re.IGNORECASE)
 _PROSE_TORCH = re.compile(r"\bpytorch\s*(?:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?(\d\.\d+(?:\.\d+)?)"
-                          r"(?![\w.])", re.IGNORECASE)
+                          rf"{_END}", re.IGNORECASE)
 _DOCKER_TORCH = re.compile(r"^\s*FROM\s+pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 _CUDA = [re.compile(p, re.IGNORECASE) for p in (
-    rf"\b(?:cudatoolkit(?:-dev)?|cuda-toolkit|pytorch-cuda|cuda-version)\s*[=>]=?\s*({_V})",
+    rf"\b(?:cudatoolkit(?:-dev)?|cuda-toolkit|pytorch-cuda|cuda-version)\s*([=>]=?)\s*({_V})",
     r"^\s*FROM\s+nvidia/cuda:(\d+\.\d+(?:\.\d+)?)",
     r"^\s*FROM\s+pytorch/pytorch:[\w.]*-cuda(\d+\.\d+)",
     r"download\.pytorch\.org/whl/(?:torch_stable\.html.*\+)?cu(\d{2,3})\b",
     r"\+cu(\d{2,3})\b",
     r"\bcuda(?:[\s_-]*(?:toolkit|version))?[\s_-]*(>=|≥|==|=|v)?\s*(\d{1,2}\.(?:\d+|x)(?:\.\d+)?)"
-    r"(?![\w.])",
+    rf"{_END}",
 )]
 _INSTALL = re.compile(r"^(?:sudo\s+)?(?:pip3?\s+install|python3?\s+-m\s+pip\s+install|conda\s+"
                       r"(?:install|create|env\s+create)|mamba\s+(?:install|create)|mim\s+install"
                       r"|python3?\s+setup\.py\s+(?:install|develop|build_ext|build))\b")
+_SHELL_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
+_SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
+_NEGATED = re.compile(r"\b(?:not|n't|no\s+longer|un)\s*(?:be\s+|yet\s+|officially\s+)?"
+                      r"(?:supported|compatible|work)", re.IGNORECASE)
 _PROMPT = re.compile(r"^(?:[$>#]\s+|RUN\s+|!\s*|%\s*)", re.IGNORECASE)
 _TF1 = re.compile(r"\btensorflow(?:-gpu)?\s*(?:==|=|<=|~=)?\s*(1\.\d+(?:\.\d+)?)(?![\w.])"
                   r"|\btensorflow(?:-gpu)?\s*<\s*2\b|\bTensorFlow\s+1\.(?:x|\d+)", re.IGNORECASE)
 _PY_FLAGS = (("torch.utils.ffi", re.compile(r"^\s*(?:from\s+torch\.utils\.ffi\s+import|"
                                              r"from\s+torch\.utils\s+import\s+ffi|"
                                              r"import\s+torch\.utils\.ffi)")),
-             ("tensorflow1", re.compile(r"\btf\.(?:Session|placeholder|contrib)\b")),
+             ("tensorflow1", re.compile(r"^\s*(?:from|import)\s+tensorflow\.contrib\b"
+                                        r"|\btf\.(?:Session|placeholder|contrib)\b")),
              ("apex", re.compile(r"^\s*(?:from\s+apex(?:\.\w+)*\s+import|import\s+apex\b)")),
              ("detectron2", re.compile(r"^\s*(?:from|import)\s+detectron2\b")))
+# TF1-only calls count only where `tf` is TensorFlow itself, not its TF2 `compat.v1` module
+_PLAIN_TF = re.compile(r"^\s*import\s+tensorflow\s+as\s+tf\s*(?:#.*)?$", re.MULTILINE)
 _DOC_FLAGS = (("apex", re.compile(r"github\.com/NVIDIA/apex(?:\.git)?(?![/\w])|^\s*-?\s*apex\s*"
                                   r"(?:[=<>~].*)?$|['\"]apex['\"<>=~]|install\s.*\bapex\b",
                                   re.IGNORECASE)),
               ("mmcv-full", re.compile(r"mmcv-full|mmcv_full", re.IGNORECASE)),
               ("detectron2", re.compile(r"detectron2", re.IGNORECASE)))
-
-
-class TarSource(RepoSource):
-    """The files of a `<id>.tar.gz` snapshot (as /work/shared/sources packs a pinned tree)."""
-
-    def __init__(self, archive: Path, commit: str | None = None) -> None:
-        try:
-            self._tar = tarfile.open(archive, "r:gz")
-            self._members = {m.name.removeprefix("./"): m for m in self._tar.getmembers()
-                             if m.isfile()}
-        except (OSError, tarfile.TarError) as exc:
-            raise SourceError(f"{archive} is not a readable .tar.gz snapshot ({exc}): repack it "
-                              "or remove it") from exc
-        self.commit = commit
-
-    def entries(self) -> list[Entry]:
-        return [Entry(p, m.size, p) for p, m in sorted(self._members.items())]
-
-    def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, bytes | None]]:
-        for e in entries:
-            fh = self._tar.extractfile(self._members[e.key]) if e.key in self._members else None
-            yield e, fh.read() if fh is not None else None
-
-    def close(self) -> None:
-        self._tar.close()
 
 
 def _clip(line: str) -> str:
@@ -141,35 +132,56 @@ def _line_items(kind: str, path: str, text: str) -> Iterator[tuple[str, str, int
     for n, line in enumerate(text.splitlines(), start=1):
         if _is_comment(kind, line) or len(line) > 2000:
             continue
-        if m := _PY_REQUIRES.search(line):
-            yield "python", m[1].replace(" ", ""), n, line
-        elif docker and (m := _DOCKER_PY.match(line)):
-            yield "python", m[1], n, line
-        elif (m := _CONDA_PY.search(line)) and (kind == "doc" or not pydep):
-            yield "python", _norm(m[1], m[2]), n, line
-        elif kind == "doc" and (m := _PROSE_PY.search(line)):
-            yield "python", _norm(m[1], m[2]) if m[2] else m[3], n, line
-        if docker and (m := _DOCKER_TORCH.match(line)):
-            yield "torch", m[1], n, line
-        elif (m := _TORCH_PIN.search(line)) and re.search(r"\d", m[1]):
-            yield "torch", _norm(*_split_spec(m[1])), n, line
-        elif kind == "doc" and (m := _PROSE_TORCH.search(line)):
-            yield "torch", _norm(m[1], m[2]), n, line
-        for rx in _CUDA:
-            if (m := rx.search(line)) and (kind == "doc" or rx is not _CUDA[-1] or docker):
-                v = m[m.lastindex or 1].rstrip(".")
-                v = f"{v[:-1]}.{v[-1]}" if rx in _CUDA[3:5] else v
-                yield "cuda", (_norm(m[1], v) if rx is _CUDA[-1] else v), n, line
-                break
-        cmd = _PROMPT.sub("", line.strip().strip("`").strip()).split("&&")[0].strip(" \\")
-        if (kind == "doc" or docker) and _INSTALL.match(cmd):
-            yield "install", _clip(cmd), n, line
-        for stack, frx in _DOC_FLAGS:
-            if frx.search(line) and (stack == "mmcv-full" or kind != "doc" or _INSTALL.match(cmd)
-                                     or "git clone" in line or "detectron2.git" in line):
-                yield "flags", stack, n, line
-        if _TF1.search(line):
-            yield "flags", "tensorflow1", n, line
+        yield from ((f, v, n, line) for f, v in _versions(kind, docker, pydep, line))
+        yield from ((f, v, n, line) for f, v in _commands_and_flags(kind, docker, line))
+
+
+def _denied(kind: str, line: str, m: re.Match[str]) -> bool:
+    """Prose that names a version to rule it out ("PyTorch 0.4 is not supported") states none."""
+    return kind == "doc" and bool(_NEGATED.search(_SENTENCE_END.split(line[m.end():], 1)[0]))
+
+
+def _versions(kind: str, docker: bool, pydep: bool, line: str) -> Iterator[tuple[str, str]]:
+    for field, value, m in _version_matches(kind, docker, pydep, line):
+        if not _denied(kind, line, m):
+            yield field, value
+
+
+def _version_matches(kind: str, docker: bool, pydep: bool,
+                     line: str) -> Iterator[tuple[str, str, re.Match[str]]]:
+    if m := _PY_REQUIRES.search(line):
+        yield "python", m[1].replace(" ", ""), m
+    elif docker and (m := _DOCKER_PY.match(line)):
+        yield "python", m[1], m
+    elif (m := _CONDA_PY.search(line)) and (kind == "doc" or not pydep):
+        yield "python", _norm(m[1], m[2]), m
+    elif kind == "doc" and (m := _PROSE_PY.search(line)):
+        yield "python", _norm(m[1], m[2]) if m[2] else m[3], m
+    if docker and (m := _DOCKER_TORCH.match(line)):
+        yield "torch", m[1], m
+    elif (m := _TORCH_PIN.search(line)) and re.search(r"\d", m[1]):
+        yield "torch", _norm(*_split_spec(m[1])), m
+    elif kind == "doc" and (m := _PROSE_TORCH.search(line)):
+        yield "torch", _norm(m[1], m[2]), m
+    for rx in _CUDA:
+        if (m := rx.search(line)) and (kind == "doc" or rx is not _CUDA[-1] or docker):
+            v = m[m.lastindex or 1].rstrip(".")
+            v = f"{v[:-1]}.{v[-1]}" if rx in _CUDA[3:5] else v
+            yield "cuda", (_norm(m[1], v) if rx in (_CUDA[0], _CUDA[-1]) else v), m
+            break
+
+
+def _commands_and_flags(kind: str, docker: bool, line: str) -> Iterator[tuple[str, str]]:
+    cmd = _PROMPT.sub("", line.strip().strip("`").strip()).split("&&")[0].strip(" \\")
+    cmd = _SHELL_COMMENT.sub("", cmd)  # "pip install -e .  # dev install": the command only
+    if (kind == "doc" or docker) and _INSTALL.match(cmd):
+        yield "install", _clip(cmd)
+    for stack, frx in _DOC_FLAGS:
+        if frx.search(line) and (stack == "mmcv-full" or kind != "doc" or _INSTALL.match(cmd)
+                                 or "git clone" in line or "detectron2.git" in line):
+            yield "flags", stack
+    if _TF1.search(line):
+        yield "flags", "tensorflow1"
 
 
 def _split_spec(spec: str) -> tuple[str, str]:
@@ -214,9 +226,11 @@ def extract(source: RepoSource, commit: str, tree: str) -> dict[str, Any]:
             continue
         kind, text = kinds[entry.path], data.decode("utf-8", errors="replace")
         if kind == "py":
+            plain_tf = _PLAIN_TF.search(text) is not None
             for n, line in enumerate(text.splitlines(), start=1):
                 for stack, rx in _PY_FLAGS:
-                    if stack not in seen["flags"] and rx.search(line):
+                    if stack not in seen["flags"] and (m := rx.search(line)) and (
+                            plain_tf or not m[0].startswith("tf.")):
                         add("flags", stack, f"{entry.path}:{n}", line)
             continue
         for field, value, n, line in _line_items(kind, entry.path, text):
@@ -233,18 +247,69 @@ def extract(source: RepoSource, commit: str, tree: str) -> dict[str, Any]:
 
 def open_tree(record_id: str, repo: str, commit: str, sources: Path | None,
               mirror_root: Path | None) -> tuple[RepoSource, str] | None:
-    """The record's pinned tree and its kind: the sources snapshot first, else a fetch mirror."""
-    from gpu2tpu.corpus.records import find_mirror
-
-    if sources is not None and (archive := sources / f"{record_id}.tar.gz").is_file():
-        return TarSource(archive, commit), "snapshot"
-    if mirror_root is not None:
-        try:
-            mirror = find_mirror(repo, mirror_root)
-        except FileNotFoundError:
-            return None
+    """The record's pinned tree and its kind: the sources snapshot, verified file by file against
+    the commit's tree (gpu2tpu.tasks.sources), else a fetch mirror read at the commit; None when
+    neither is here. A snapshot that does not match its pin is refused (SourceError)."""
+    mirror = _mirror_git_dir(repo, mirror_root)
+    if sources is not None and (sources / f"{record_id}.tar.gz").is_file():
+        return DirSource(verified_snapshot(record_id, repo, commit, sources, mirror)), "snapshot"
+    if mirror is not None:
         return open_source(mirror, commit), "mirror"
     return None
+
+
+def verified_snapshot(record_id: str, repo: str, commit: str, sources: Path,
+                      mirror: Path | None) -> Path:
+    """The snapshot's files, unpacked into the user cache once each is checked against the
+    commit's root tree id (from the task that pins it, else from a mirror holding the commit)."""
+    from gpu2tpu.tasks.sources import Pin, materialise_source
+    from gpu2tpu.tasks.sources import SourceError as TreeMismatch
+
+    archive = sources / f"{record_id}.tar.gz"
+    if not (sources / f"{record_id}.tree.tsv").is_file():
+        raise SourceError(f"{archive} has no {record_id}.tree.tsv beside it, so its files cannot "
+                          "be checked against the pinned tree: add the listing or remove the "
+                          "snapshot")
+    tree = _pinned_tree(record_id, commit, mirror)
+    if tree is None:
+        raise SourceError(f"{archive}: no task pins commit {commit[:12]} and no mirror holds it, "
+                          f"so the snapshot cannot be checked: fetch github:{repo} into the "
+                          "mirror root (--mirror-root) and rerun")
+    try:
+        return materialise_source(Pin(record_id, repo, commit, tree), sources, needed_ok=("",))
+    except TreeMismatch as exc:
+        raise SourceError(f"{archive} refused: {exc}") from exc
+
+
+def _pinned_tree(record_id: str, commit: str, mirror: Path | None) -> str | None:
+    """The root tree id of `commit`: the upstream task's pin, else git's own in the mirror."""
+    from gpu2tpu.errors import UserError
+    from gpu2tpu.tasks.finder import find_task
+
+    try:
+        pin = find_task(record_id).source
+    except UserError:
+        pin = None
+    if pin is not None and pin.commit == commit:
+        return pin.tree
+    git_dir = find_git_dir(mirror) if mirror is not None else None
+    if git_dir is None:
+        return None
+    proc = subprocess.run(["git", f"--git-dir={git_dir}", "rev-parse", "--verify", "--quiet",
+                           f"{commit}^{{tree}}"], capture_output=True, text=True, check=False,
+                          env={**os.environ, "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0"})
+    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def _mirror_git_dir(repo: str, mirror_root: Path | None) -> Path | None:
+    from gpu2tpu.corpus.records import find_mirror
+
+    if mirror_root is None:
+        return None
+    try:
+        return find_mirror(repo, mirror_root)
+    except FileNotFoundError:
+        return None
 
 
 def environment_problems(value: Any, commit: Any) -> list[tuple[str, str]]:

@@ -18,6 +18,8 @@ Read what a project's own files state about its environment (Python, torch and C
 install commands, heavy or obsolete stacks; each with file:line) and print it (PATH), or write
 the `{ENVIRONMENT}:` field of records whose pinned tree is here: the <id>.tar.gz snapshot in
 --sources, else the fetch mirror <owner>+<name> under --mirror-root, read at the record's commit.
+A snapshot is read only once each file matches the commit's tree (its <id>.tree.tsv hashing to
+the tree id the record's task pins, or the mirror's): one that does not is refused (FAILED).
 Records without a tree are left without the field (reported as `no tree`). Deterministic: the
 same trees give the same bytes."""
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
-import shutil
+import subprocess
 import tarfile
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gpu2tpu.cli import main
@@ -14,12 +15,13 @@ from gpu2tpu.corpus.check import check_record
 from gpu2tpu.corpus.environment import (
     ENV_KEYS,
     ENVIRONMENT,
-    TarSource,
     environment_problems,
     extract,
+    open_tree,
 )
 from gpu2tpu.corpus.records import PROJECTS_DIR, load_record
-from gpu2tpu.corpus.source import DirSource
+from gpu2tpu.corpus.source import DirSource, SourceError
+from gpu2tpu.tasks.sources import sources_dir
 
 COMMIT = "0" * 40
 
@@ -121,17 +123,52 @@ def test_no_false_flags_from_prose(tmp_path: Path) -> None:
     assert env["flags"] == [] and env["python"] == []
 
 
-def test_tar_snapshot_source(tmp_path: Path) -> None:
-    archive = tmp_path / "o__r.tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
-        data = b"torch==1.6.0\n"
-        info = tarfile.TarInfo("requirements.txt")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    src = TarSource(archive, COMMIT)
-    env = extract(src, COMMIT, "snapshot")
-    src.close()
-    assert _only(env["torch"]) == [("1.6.0", "requirements.txt:1")]
+def test_version_before_a_full_stop_and_denied_versions(tmp_path: Path) -> None:
+    # sfujim/TD3 README.md:6; quark0/darts README.md:14, :16; locuslab/TCN README.md:21
+    env = _env(tmp_path, {
+        "README.md": "x\n" * 5 + "Networks are trained using [PyTorch 1.2](https://github.com/"
+                     "pytorch/pytorch) and Python 3.7. \n",
+        "docs/INSTALL.md": "x\n" * 13 + "Python >= 3.5.5, PyTorch == 0.3.1, torchvision == 0.2.0\n"
+                           "```\nNOTE: PyTorch 0.4 is not supported at this moment and would "
+                           "lead to OOM.\n",
+        "install_notes.md": "x\n" * 20 + "**Update**: The code should be directly runnable with "
+                            "PyTorch v1.0.0 or above (PyTorch v>1.3.0 strongly recommended). The "
+                            "older versions of PyTorch are no longer supported.\n"})
+    assert _only(env["python"]) == [("3.7", "README.md:6"), (">=3.5.5", "docs/INSTALL.md:14")]
+    assert _only(env["torch"]) == [("1.2", "README.md:6"), ("1.0.0", "install_notes.md:21"),
+                                   ("0.3.1", "docs/INSTALL.md:14")]  # top-level files first
+
+
+def test_conda_cuda_bound_and_install_comment(tmp_path: Path) -> None:
+    # willisma/SiT environment.yml:9; wvangansbeke/Unsupervised-Classification README.md:64
+    env = _env(tmp_path, {
+        "environment.yml": "x\n" * 8 + "  - pytorch-cuda >=11.7\n",
+        "README.md": "x\n" * 63 + "conda install matplotlib scipy scikit-learn   # For evaluation "
+                     "and confusion matrix visualization\n"})
+    assert _only(env["cuda"]) == [(">=11.7", "environment.yml:9")]
+    assert env["install"] == [{"command": "conda install matplotlib scipy scikit-learn",
+                               "where": "README.md:64"}]
+
+
+def test_tensorflow1_only_where_tf_is_tensorflow_itself(tmp_path: Path) -> None:
+    # openai/guided-diffusion evaluations/evaluator.py:16, :37 (TF2's compat.v1: no flag);
+    # yenchenlin/nerf-pytorch run_nerf.py:834 (in a string, no TensorFlow import: no flag);
+    # princeton-nlp/SimCSE SentEval/examples/googleuse.py:13, :26 (TF1 itself: flagged)
+    compat = _env(tmp_path / "a", {
+        "evaluations/evaluator.py": "x\n" * 15 + "import tensorflow.compat.v1 as tf\n"
+                                    + "x\n" * 20 + "    evaluator = Evaluator(tf.Session(config="
+                                    "config))\n",
+        "run_nerf.py": "import os, sys\n\"\"\"\n            with tf.contrib.summary."
+                       "record_summaries_every_n_global_steps(args.i_print):\n\"\"\"\n"})
+    assert compat["flags"] == []
+    plain = _env(tmp_path / "b", {"SentEval/examples/googleuse.py": "x\n" * 12 + "import "
+                                  "tensorflow as tf\n" + "x\n" * 12 + "session = tf.Session()\n"})
+    assert _only(plain["flags"]) == [("tensorflow1", "SentEval/examples/googleuse.py:26")]
+    # mit-han-lab/temporal-shift-module tsm_fpga/main_tf.py:11, :18: contrib is TF1 even so
+    contrib = _env(tmp_path / "c", {"tsm_fpga/main_tf.py": "x\n" * 10 + "import tensorflow."
+                                    "compat.v1 as tf\n" + "x\n" * 6 + "    import tensorflow."
+                                    "contrib.decent_q\n"})
+    assert _only(contrib["flags"]) == [("tensorflow1", "tsm_fpga/main_tf.py:18")]
 
 
 def test_shape_validation() -> None:
@@ -146,24 +183,132 @@ def test_shape_validation() -> None:
     assert environment_problems({**good, "torch": [{"version": "1", "where": "x"}]}, COMMIT)
 
 
-def test_command_fills_record_deterministically(tmp_path: Path) -> None:
-    projects, sources = tmp_path / "projects", tmp_path / "sources"
-    projects.mkdir()
+def _git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+# tkipf/pygcn README.md:22-23 at its pinned commit
+PYGCN_README = "x\n" * 21 + "* PyTorch 0.4 or 0.5\n* Python 2.7 or 3.6\n"
+
+
+@pytest.fixture
+def pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, str]:
+    """A real commit, its bare mirror `o+r` and its snapshot `o__r.*` packed as the sources
+    folder packs corpus projects; returns (sources, mirror root, commit)."""
+    monkeypatch.setenv("GPU2TPU_CACHE", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text(PYGCN_README)
+    (repo / "requirements.txt").write_text("torch==1.6.0\n")
+    _git("init", "-q", cwd=repo)
+    _git("add", "-A", cwd=repo)
+    _git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x", cwd=repo)
+    commit = _git("rev-parse", "HEAD", cwd=repo).strip()
+    mirrors, sources = tmp_path / "mirrors", tmp_path / "sources"
     sources.mkdir()
-    shutil.copy(PROJECTS_DIR / "tkipf__pygcn.yaml", projects)
-    shutil.copy(PROJECTS_DIR / "CompVis__latent-diffusion.yaml", projects)  # no tree: no field
-    with tarfile.open(sources / "tkipf__pygcn.tar.gz", "w:gz") as tar:
-        data = b"x\n" * 21 + b"* PyTorch 0.4 or 0.5\n* Python 2.7 or 3.6\n"
-        info = tarfile.TarInfo("README.md")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
+    _git("clone", "-q", "--bare", str(repo), str(mirrors / "o+r"), cwd=tmp_path)
+    (sources / "o__r.tree.tsv").write_text(_git("ls-tree", "-r", "-l", "--full-tree", commit,
+                                                cwd=repo))
+    (sources / "o__r.omitted.tsv").write_text("")
+    _pack(sources / "o__r.tar.gz", {"README.md": PYGCN_README.encode(),
+                                    "requirements.txt": b"torch==1.6.0\n"})
+    return sources, mirrors, commit
+
+
+def _pack(archive: Path, files: dict[str, bytes]) -> None:
+    with tarfile.open(archive, "w:gz") as tar:
+        for rel, data in files.items():
+            info = tarfile.TarInfo(rel)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def _read(found: tuple | None) -> tuple[dict, str]:
+    assert found is not None
+    source, tree = found
+    try:
+        return extract(source, COMMIT, tree), tree
+    finally:
+        source.close()
+
+
+def test_snapshot_is_verified_before_it_is_read(pinned: tuple[Path, Path, str]) -> None:
+    sources, mirrors, commit = pinned
+    env, tree = _read(open_tree("o__r", "o/r", commit, sources, mirrors))
+    assert tree == "snapshot" and _only(env["python"]) == [("2.7", "README.md:23")]
+    env, tree = _read(open_tree("o__r", "o/r", commit, None, mirrors))
+    assert tree == "mirror" and _only(env["torch"]) == [("1.6.0", "requirements.txt:1"),
+                                                        ("0.4", "README.md:22")]
+    assert open_tree("o__r", "o/r", commit, None, sources) is None  # neither here: not read
+
+
+def test_tampered_snapshot_is_refused(pinned: tuple[Path, Path, str]) -> None:
+    sources, mirrors, commit = pinned
+    _pack(sources / "o__r.tar.gz", {"README.md": PYGCN_README.replace("2.7", "3.9").encode(),
+                                    "requirements.txt": b"torch==1.6.0\n"})
+    with pytest.raises(SourceError, match=r"o__r\.tar\.gz refused: .*README\.md differs from the "
+                                          r"pinned commit"):
+        open_tree("o__r", "o/r", commit, sources, mirrors)
+    # the listing rewritten to match the altered file no longer hashes to the commit's tree
+    listing = (sources / "o__r.tree.tsv").read_text().splitlines()
+    altered = PYGCN_README.replace("2.7", "3.9").encode()
+    sha = subprocess.run(["git", "hash-object", "--stdin"], input=altered, check=True,
+                         capture_output=True).stdout.decode().strip()
+    (sources / "o__r.tree.tsv").write_text("\n".join(
+        f"100644 blob {sha} {len(altered)}\tREADME.md" if line.endswith("\tREADME.md") else line
+        for line in listing) + "\n")
+    with pytest.raises(SourceError, match="does not hash to the pinned tree"):
+        open_tree("o__r", "o/r", commit, sources, mirrors)
+
+
+def test_snapshot_without_a_pin_or_listing_is_refused(pinned: tuple[Path, Path, str]) -> None:
+    sources, mirrors, commit = pinned
+    with pytest.raises(SourceError, match=r"no task pins commit .* fetch github:o/r into the "
+                                          r"mirror root"):
+        open_tree("o__r", "o/r", commit, sources, sources / "no-mirrors")
+    (sources / "o__r.tree.tsv").unlink()
+    with pytest.raises(SourceError, match=r"has no o__r\.tree\.tsv beside it"):
+        open_tree("o__r", "o/r", commit, sources, mirrors)
+
+
+# the snapshots: $GPU2TPU_SOURCES (as .ci/run sets it), or ../shared/sources beside the checkout
+SHARED_SOURCES = sources_dir() or (Path(__file__).resolve().parents[3] / "shared" / "sources")
+
+
+@pytest.mark.skipif(not (SHARED_SOURCES / "tkipf__pygcn.tar.gz").is_file(),
+                    reason=f"no snapshots in {SHARED_SOURCES} (set $GPU2TPU_SOURCES)")
+def test_real_snapshot_checked_against_its_task_pin(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPU2TPU_CACHE", str(tmp_path / "cache"))
+    rec = load_record(PROJECTS_DIR / "tkipf__pygcn.yaml").data
+    assert rec is not None  # no mirror: the tree id comes from tasks/tkipf__pygcn/task.yaml
+    env, tree = _read(open_tree(rec["id"], rec["repo"], rec["commit"], SHARED_SOURCES,
+                                tmp_path / "no-mirrors"))
+    assert tree == "snapshot"
+    assert env["python"][0] == {"version": "2.7", "where": "README.md:23",
+                                "code": "* Python 2.7 or 3.6"}
+
+
+def test_command_fills_record_deterministically(pinned: tuple[Path, Path, str],
+                                                tmp_path: Path) -> None:
+    sources, mirrors, commit = pinned
+    projects = tmp_path / "projects"
+    projects.mkdir()
+    pygcn = _without_environment(PROJECTS_DIR / "tkipf__pygcn.yaml")
+    old_commit = yaml.safe_load(pygcn)["commit"]
+    (projects / "o__r.yaml").write_text(pygcn.replace("tkipf__pygcn", "o__r")
+                                        .replace("tkipf/pygcn", "o/r").replace(old_commit, commit))
+    unread = projects / "CompVis__latent-diffusion.yaml"  # its tree is not here: no field
+    unread.write_text(_without_environment(PROJECTS_DIR / unread.name))
+    unread_bytes = unread.read_bytes()
     argv = ["corpus", "environment", "--all", "--projects-dir", str(projects), "--sources",
-            str(sources), "--mirror-root", str(tmp_path / "none")]
+            str(sources), "--mirror-root", str(mirrors)]
     assert main(argv) == 0
-    first = (projects / "tkipf__pygcn.yaml").read_bytes()
+    first = (projects / "o__r.yaml").read_bytes()
     assert main(argv) == 0
-    assert (projects / "tkipf__pygcn.yaml").read_bytes() == first
-    rec = load_record(projects / "tkipf__pygcn.yaml")
+    assert (projects / "o__r.yaml").read_bytes() == first
+    rec = load_record(projects / "o__r.yaml")
     assert rec.data is not None
     env = rec.data[ENVIRONMENT]
     assert env["tree"] == "snapshot" and env["commit"] == rec.data["commit"]
@@ -171,7 +316,10 @@ def test_command_fills_record_deterministically(tmp_path: Path) -> None:
     assert check_record(rec) == []
     text = first.decode()  # placed before scan:, so a rescan (scan appended last) keeps the bytes
     assert text.index("\nenvironment:\n") < text.index("\nscan:\n")
-    other = yaml.safe_load((projects / "CompVis__latent-diffusion.yaml").read_text())
-    assert ENVIRONMENT not in other
-    assert (projects / "CompVis__latent-diffusion.yaml").read_bytes() == \
-        (PROJECTS_DIR / "CompVis__latent-diffusion.yaml").read_bytes()
+    assert ENVIRONMENT not in yaml.safe_load(unread.read_text())
+    assert unread.read_bytes() == unread_bytes
+
+
+def _without_environment(record: Path) -> str:
+    text = record.read_text()
+    return text[:text.index("\nenvironment:\n") + 1] + text[text.index("\nscan:\n") + 1:]
