@@ -60,13 +60,16 @@ _MAX_BYTES = 1_000_000
 _DEP = re.compile(r"(^|/)(requirements[\w\-.]*\.(txt|in)|requirements/[\w\-.]+\.txt|setup\.py"
                   r"|setup\.cfg|pyproject\.toml|(environment|conda|env)[\w\-.]*\.ya?ml"
                   r"|Dockerfile[\w\-.]*|[\w\-.]*\.dockerfile)$", re.IGNORECASE)
+# install notes at the top or one folder down (docs/, readme/ as CenterNet keeps INSTALL.md)
 _DOC = re.compile(r"^(docs?/)?(readme|install|getting_started|get_started)[\w\-.]*$"
-                  r"|^docs?/[\w\-.]*install[\w\-.]*\.(md|rst|txt)$", re.IGNORECASE)
+                  r"|^([\w\-.]+/)?[\w\-.]*(install|getting_started|get_started)[\w\-.]*"
+                  r"\.(md|rst|txt)$", re.IGNORECASE)
 _V = r"\d+(?:\.(?:\d+|x|\*))*"
 _END = r"(?!\w|\.\w)"  # a version ends here: a full stop may follow ("Python 3.7."), "3.6.x" may not
 _SPEC = rf"((?:[<>=!~]=?|≥)?\s*v?{_V}(?:\s*,\s*[<>=!]=?\s*{_V})*)"
 _PY_REQUIRES = re.compile(r"""(?:python_requires|requires-python)\s*=\s*['"]([^'"]+)['"]""")
-_CONDA_PY = re.compile(rf"(?:^|[\s'\"])python\s*(={{1,2}}|>=|<=|>|<)\s*({_V})", re.IGNORECASE)
+_CONDA_PY = re.compile(rf"(?:^|[\s'\"])python\s*(={{1,2}}|>=|<=|>|<)\s*({_V})"
+                       rf"(?:\s*,\s*(<=?|>=?|!=)\s*({_V}))?", re.IGNORECASE)  # ">=3.8, < 3.10"
 _PROSE_PY = re.compile(r"\b[Pp](?i:ython)\s*(?i:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?"
                        rf"([23]\.\d+(?:\.\d+)?)\+?{_END}|\bPython\s+([23]){_END}")
 _DOCKER_PY = re.compile(r"^\s*FROM\s+(?:\S+/)?python:(\d+(?:\.\d+)*)", re.IGNORECASE)
@@ -154,7 +157,7 @@ def _version_matches(kind: str, docker: bool, pydep: bool,
     elif docker and (m := _DOCKER_PY.match(line)):
         yield "python", m[1], m
     elif (m := _CONDA_PY.search(line)) and (kind == "doc" or not pydep):
-        yield "python", _norm(m[1], m[2]), m
+        yield "python", _norm(m[1], m[2]) + (f",{m[3]}{m[4]}" if m[3] else ""), m
     elif kind == "doc" and (m := _PROSE_PY.search(line)):
         yield "python", _norm(m[1], m[2]) if m[2] else m[3], m
     if docker and (m := _DOCKER_TORCH.match(line)):

@@ -150,6 +150,21 @@ def test_conda_cuda_bound_and_install_comment(tmp_path: Path) -> None:
                                "where": "README.md:64"}]
 
 
+def test_install_notes_one_folder_down_and_python_ranges(tmp_path: Path) -> None:
+    # xingyizhou/CenterNet readme/INSTALL.md:10, :18, :21; NVlabs/edm environment.yml:6
+    env = _env(tmp_path, {
+        "readme/INSTALL.md": "x\n" * 9 + "    conda create --name CenterNet python=3.6\n"
+                             + "x\n" * 7 + "1. Install pytorch0.4.1:\n\n    ~~~\n"
+                             "    conda install pytorch=0.4.1 torchvision -c pytorch\n",
+        "environment.yml": "x\n" * 5 + "  - python>=3.8, < 3.10  # package build failures on "
+                           "3.10\n"})
+    assert _only(env["python"]) == [(">=3.8,<3.10", "environment.yml:6"),
+                                    ("3.6", "readme/INSTALL.md:10")]
+    assert _only(env["torch"]) == [("0.4.1", "readme/INSTALL.md:18")]
+    assert [i["where"] for i in env["install"]] == ["readme/INSTALL.md:10", "readme/INSTALL.md:21"]
+    assert _only(env["flags"]) == [("torch<1.0", "readme/INSTALL.md:18")]
+
+
 def test_tensorflow1_only_where_tf_is_tensorflow_itself(tmp_path: Path) -> None:
     # openai/guided-diffusion evaluations/evaluator.py:16, :37 (TF2's compat.v1: no flag);
     # yenchenlin/nerf-pytorch run_nerf.py:834 (in a string, no TensorFlow import: no flag);
