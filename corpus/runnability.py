@@ -4,7 +4,9 @@ Four questions, each answered from the record (curated facts + scan), never by r
   data     each dataset the project trains on: synthetic, small, medium, large or simulator, and
            whether stand-in data in its format is feasible (common formats: images, text, tables,
            graphs, time series; hard: video, 3D scans, driving logs, proprietary simulators)
-  model    small / medium / large, from the data scale and the named model family
+  model    small / medium / large, from the repository's own evidence (corpus/model_size.py:
+           stated counts, checkpoint names, config sizes); failing that, from the named model
+           family and the data scale (a fallback that says so)
   cuda     hard CUDA-only dependencies (the tier-3 evidence)
   heavy    heavyweight dependencies a sandboxed CPU machine struggles to install
 The verdict: `likely` (nothing in the way), `possible` (work needed: stand-in data in a hard
@@ -79,18 +81,29 @@ def data_entries(datasets: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def model_size(curated: dict[str, Any], data: list[dict[str, Any]]) -> dict[str, str]:
+def model_size(curated: dict[str, Any], data: list[dict[str, Any]],
+               from_repo: dict[str, Any] | None = None) -> dict[str, str]:
+    """{size, evidence, where, code}: the repository's own evidence (corpus/model_size.py) when
+    it has any, else the fallback from the curated facts (`where`/`code` empty)."""
+    if from_repo:
+        return from_repo
+    fallback = "fallback, no model size found in the repository: "
     # the model family is named in the title, task or command (dataset names say data scale)
     text = " ".join(str(curated.get(k) or "") for k in ("paper_title", "task", "train_command"))
     if m := LARGE_MODEL.search(text):
-        return {"size": "large", "evidence": f"names '{m.group(0)}'"}
+        return _fallback("large", f"{fallback}the curated title/task/command names "
+                                  f"'{m.group(0)}'")
     kinds = {d["kind"] for d in data}
     if kinds and kinds <= {"synthetic", "small", "simulator"}:
-        return {"size": "small", "evidence": "trains only on small, synthetic or simulated data"}
+        return _fallback("small", fallback + "trains only on small, synthetic or simulated data")
     if "large" in kinds:
         big = next(d["name"] for d in data if d["kind"] == "large")
-        return {"size": "medium", "evidence": f"trains on a large dataset ({big})"}
-    return {"size": "medium", "evidence": "no small-scale signal"}
+        return _fallback("medium", f"{fallback}trains on a large dataset ({big})")
+    return _fallback("medium", fallback + "no small-scale signal")
+
+
+def _fallback(size: str, evidence: str) -> dict[str, str]:
+    return {"size": size, "evidence": evidence, "where": "", "code": ""}
 
 
 def heavy_deps(declared: list[str], imported: list[str]) -> list[dict[str, str]]:
@@ -104,13 +117,9 @@ def heavy_deps(declared: list[str], imported: list[str]) -> list[dict[str, str]]
     return sorted(found.values(), key=lambda d: d["name"])
 
 
-def assess(curated: dict[str, Any], scan: dict[str, Any], declared: list[str],
-           imported: list[str]) -> dict[str, Any]:
-    """The `runnability` block of a scan."""
-    data = data_entries([str(x) for x in curated.get("datasets") or []])
-    model = model_size(curated, data)
-    hard = list((scan.get("cuda_only") or {}).get("hard") or [])
-    heavy = heavy_deps(declared, imported)
+def verdict(data: list[dict[str, Any]], model: dict[str, Any], hard: list[str],
+            heavy: list[dict[str, str]]) -> tuple[str, list[str]]:
+    """(cpu_task, reasons) from the four answers: blockers first, then the work needed."""
     blockers, work = [], []
     if hard:
         blockers.append(f"hard CUDA-only code: {', '.join(hard)}")
@@ -122,6 +131,16 @@ def assess(curated: dict[str, Any], scan: dict[str, Any], declared: list[str],
         work.append("medium model: shrink the configuration for CPU")
     if heavy:
         work.append("heavyweight dependencies: " + ", ".join(d["name"] for d in heavy))
-    verdict = "unlikely" if blockers else "possible" if work else "likely"
-    return {"cpu_task": verdict, "reasons": blockers + work, "data": data, "model": model,
+    return ("unlikely" if blockers else "possible" if work else "likely"), blockers + work
+
+
+def assess(curated: dict[str, Any], scan: dict[str, Any], declared: list[str],
+           imported: list[str], from_repo: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The `runnability` block of a scan; `from_repo`: model_size.read_model_size's answer."""
+    data = data_entries([str(x) for x in curated.get("datasets") or []])
+    model = model_size(curated, data, from_repo)
+    hard = list((scan.get("cuda_only") or {}).get("hard") or [])
+    heavy = heavy_deps(declared, imported)
+    cpu_task, reasons = verdict(data, model, hard, heavy)
+    return {"cpu_task": cpu_task, "reasons": reasons, "data": data, "model": model,
             "hard_cuda_deps": hard, "heavy_deps": heavy}

@@ -6,10 +6,18 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpu2tpu.corpus import difficulty, gpu_deps, patterns, records, runnability, train_roots
+from gpu2tpu.corpus import (
+    difficulty,
+    gpu_deps,
+    model_size,
+    patterns,
+    records,
+    runnability,
+    train_roots,
+)
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.2"
+SCANNER_VERSION = "2.3"  # 2.3: runnability.model read from the repository (model_size.py)
 
 PY_SUFFIXES = (".py",)
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -232,9 +240,25 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
         "missing_scanned_blobs": unread,  # of which Python/dependency/licence files
     }
     scan.update(difficulty.derive(scan))
+    command = train_command or (curated or {}).get("train_command")
+    from_repo = model_size.read_model_size(
+        _model_texts(source, entries, {**shell_texts, **py_texts}), command,
+        on_path | set(roots), found.config_files)
     scan["runnability"] = runnability.assess(curated or {}, scan, sorted(all_declared),
-                                             sorted(all_imported))
+                                             sorted(all_imported), from_repo)
     return scan
+
+
+def _model_texts(source: RepoSource, entries: list[Entry], texts: dict[str, str]
+                 ) -> dict[str, str]:
+    """The scanned texts plus READMEs and small JSON configs (absent blobs are skipped; they do
+    not count as unread scan files)."""
+    wanted = set(model_size.files_to_read((e.path, e.size) for e in entries)) - set(texts)
+    out = dict(texts)
+    for entry, data in source.read_many(e for e in entries if e.path in wanted):
+        if data is not None:
+            out[entry.path] = _decode(data)
+    return out
 
 
 def _entry_kind(path: str, code: str) -> str | None:
