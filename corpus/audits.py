@@ -251,6 +251,28 @@ def audit_status(record_id: str, audits_dir: Path = AUDITS_DIR,
     return PENDING if _pending(audit, projects_dir) else VERIFIED
 
 
+def record_status(record: dict[str, Any], audits_dir: Path = AUDITS_DIR) -> str:
+    """The status of a record as given (the dataset build's rows): "not audited" when no audit of
+    its commit exists, else "verified" or "corrected-pending" by comparing each correction with
+    the record's value. The audit files themselves are validated by `corpus check`."""
+    path = audits_dir / f"{record.get('id')}.yaml"
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, yaml.YAMLError):
+        raw = None
+    if not isinstance(raw, dict) or raw.get("commit") != record.get("commit"):
+        return NOT_AUDITED
+    for claim in raw.get("claims") or []:
+        if isinstance(claim, dict) and claim.get("outcome") == "corrected":
+            try:
+                current = resolve(record, str(claim.get("field")))
+            except ValueError:
+                return PENDING
+            if current is _MISSING or current != claim.get("correction"):
+                return PENDING
+    return VERIFIED
+
+
 def pending_corrections(audits_dir: Path = AUDITS_DIR,
                         projects_dir: Path = PROJECTS_DIR) -> list[PendingCorrection]:
     """(record, field, current value, correction) for every correction the record lacks."""

@@ -156,9 +156,11 @@ def _why(repos: list[str], considered: list[Considered]) -> list[str]:
     (decision, reason, detail), naming the repositories it applies to."""
     groups: dict[str, list[str]] = {}
     for repo in repos:
-        row = next((r for r in considered if r.repo.lower() == repo.lower()
-                    and r.decision not in ("included", "reference_only")), None)
+        rows = [r for r in considered if r.repo.lower() == repo.lower()]
+        row = next((r for r in rows if r.decision not in ("included", "reference_only")), None)
+        back = next((r for r in rows if r.decision in ("included", "reference_only")), None)
         why = (f"{row.decision}, {row.reason}: {row.detail}" if row else
+               f"restored later: now {back.decision} ({back.log}:{back.line})" if back else
                "no row in considered-*.tsv gives a reason")
         groups.setdefault(why.rstrip(": "), []).append(repo)
     return [f"Removed ({len(names)}; {why}): {', '.join(names)}"
@@ -171,8 +173,10 @@ def changelog(curation_dir: Path, considered: list[Considered]) -> list[card.Cha
     row gives, records in), then former records that no note names (detail `was a record`)."""
     changes: list[card.Change] = []
     named: set[str] = set()
-    notes = sorted(curation_dir.glob(_REBALANCE_GLOB), reverse=True) if curation_dir.is_dir() \
-        else []
+    # newest first by date ("2026-12" is the month, before "2026-12-05")
+    notes = sorted(curation_dir.glob(_REBALANCE_GLOB), reverse=True,
+                   key=lambda p: (p.stem.removeprefix("rebalance-") + "-00-00")[:10]) \
+        if curation_dir.is_dir() else []
     for path in notes:
         lines = path.read_text(encoding="utf-8").splitlines()
         title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), path.stem)

@@ -7,10 +7,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.corpus import difficulty
+from gpu2tpu.corpus import audits, data_facts, difficulty, problem
 from gpu2tpu.corpus.environment import ENVIRONMENT, environment_problems
 from gpu2tpu.corpus.records import (
     CORRECTED_KEY,
+    PROJECTS_DIR,
     SITE_CORRECTIONS,
     Considered,
     Record,
@@ -240,7 +241,48 @@ def run_check(projects_dir: Path, curation_dir: Path,
     """All problems and the number of records read."""
     records = load_records(projects_dir)
     considered, problems = load_considered(curation_dir)
+    shipped = projects_dir.resolve() == PROJECTS_DIR.resolve()  # what the side files describe
     for rec in records:
         problems.extend(check_record(rec))
+        problems.extend(_derived_problems(rec, catalog=shipped))
     problems.extend(check_corpus(records, considered, expect_count))
+    problems.extend(audits.audit_problems(curation_dir / "audits", projects_dir))
+    if shipped:
+        problems.extend(_side_file_problems(records))
     return problems, len(records)
+
+
+def _derived_problems(rec: Record, catalog: bool) -> list[str]:
+    """The fields the build derives: the problem statement builds and (for the shipped records)
+    every dataset resolves in corpus/datasets.yaml."""
+    if rec.data is None:
+        return []
+    out = []
+    try:
+        problem.problem_statement(rec.data)
+    except problem.ProblemError as e:
+        out.append(f"{_rel(rec.path)}: problem statement: {e}")
+    if catalog:
+        try:
+            data_facts.data_facts(rec.data)
+        except data_facts.CatalogError as e:
+            out.append(f"{_rel(rec.path)}: curated.datasets: {e}")
+    return out
+
+
+def _side_file_problems(records: list[Record]) -> list[str]:
+    """corpus/datasets.yaml and curation/model-params.yaml load, and every stated count names a
+    record of the corpus."""
+    out = []
+    for load in (data_facts.load_catalog, data_facts.load_model_params):
+        try:
+            load()
+        except data_facts.CatalogError as e:
+            out.append(str(e))
+    ids = {str(r.data.get("id")) for r in records if r.data}
+    try:
+        stray = sorted(set(data_facts.load_model_params()) - ids)
+    except data_facts.CatalogError:
+        stray = []
+    out.extend(f"model-params.yaml entry '{rid}': no such record in corpus/projects" for rid in stray)
+    return out

@@ -8,7 +8,7 @@ from typing import Any
 
 from datasets import Features, List, Value
 
-from gpu2tpu.corpus import patterns
+from gpu2tpu.corpus import audits, data_facts, patterns, problem
 from gpu2tpu.corpus.environment import ENVIRONMENT, ITEM_KEYS
 from gpu2tpu.corpus.scanner import SIZE_KEYS
 from gpu2tpu.tasks.spec import Goal, Performance, RunSpec, Tolerances
@@ -69,6 +69,21 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
                     "what the project's own files state (requirements, setup, conda, Dockerfile, "
                     "README): Python / torch / CUDA versions, install commands and heavy or "
                     "obsolete stacks, each with file:line; null where the pinned tree was not read"),
+    "data": (List({"name": _S, "dataset": _S, "size": _S, "source": _S, "licence_or_terms": _S,
+                   "gated": _B, "standin": _S, "evidence": List(_S)}),
+             "per dataset the project names: size, official source, licence or access terms "
+             "(`unknown` where not established), gated or not, the stand-in a task writes (null: "
+             "none), evidence URLs (corpus/datasets.yaml); null when a name is not in the catalog"),
+    "model_params": ({"params": _S, "where": _S, "code": _S, "model": _S},
+                     "the model's parameter count as the pinned tree states it (file:line, the "
+                     "line); null where the tree does not state one"),
+    "problem_statement": (_S, "what `migrated` means for this project, the text an agent is "
+                          "given (corpus/problem.py)"),
+    "problem_claims": (List({"claim": _S, "source": _S}),
+                       "each fact of the problem statement with the record field it comes from"),
+    "audit_status": (_S, "verified (a second reader checked every claim against the pinned tree "
+                     "and every correction is applied), corrected-pending, or not audited "
+                     "(corpus/curation/audits/)"),
     "tier": (Value("int8"), "0 device-agnostic .. 3 the training path needs CUDA-only code"),
     "flags": (List(_S), "derived tags"),
     "score": (_I, "difficulty score 0-100"),
@@ -149,6 +164,32 @@ def _environment(env: Any) -> dict[str, Any] | None:
                    if isinstance(i, dict)] for kind, keys in ITEM_KEYS.items()}
 
 
+def _data(rec: dict[str, Any]) -> list[dict[str, Any]] | None:
+    try:
+        facts = data_facts.data_facts(rec)
+    except data_facts.CatalogError:  # `corpus check` names the unresolved dataset
+        return None
+    return [{**{k: _opt_str(f.get(k)) for k in ("name", "dataset", "size", "source",
+                                                 "licence_or_terms")},
+             "gated": bool(f.get("gated")), "standin": f.get("standin") or None,
+             "evidence": _strs(f.get("evidence"))} for f in facts]
+
+
+def _model_params(rec: dict[str, Any]) -> dict[str, str | None] | None:
+    found = data_facts.model_params(str(rec.get("id")))
+    return {k: _opt_str(found.get(k)) for k in ("params", "where", "code", "model")} if found else None
+
+
+def _problem(rec: dict[str, Any]) -> dict[str, Any]:
+    try:
+        stated = problem.problem_statement(rec)
+    except problem.ProblemError:  # `corpus check` names the missing field
+        return {"problem_statement": None, "problem_claims": []}
+    return {"problem_statement": stated["text"],
+            "problem_claims": [{"claim": str(c["claim"]), "source": str(c["source"])}
+                               for c in stated["claims"]]}
+
+
 def project_row(rec: dict[str, Any]) -> dict[str, Any]:
     """One dataset row from a record (missing fields become nulls, never guesses)."""
     cur = rec.get("curated") or {}
@@ -210,6 +251,10 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
         "heavy_deps": [{k: _opt_str(d.get(k)) for k in ("name", "why", "seen_in")}
                        for d in run.get("heavy_deps") or [] if isinstance(d, dict)],
         "environment": _environment(rec.get(ENVIRONMENT)),
+        "data": _data(rec),
+        "model_params": _model_params(rec),
+        **_problem(rec),
+        "audit_status": audits.record_status(rec),
         "tier": _int(scan.get("tier")),
         "flags": _strs(scan.get("flags")),
         "score": _int(scan.get("score")),

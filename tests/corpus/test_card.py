@@ -172,8 +172,10 @@ def test_changelog_of_the_real_logs_names_every_swap_with_a_reason():
     considered, problems = load_considered(CURATION_DIR)
     assert problems == []
     changes = changelog(CURATION_DIR, considered)
-    notes = sorted(CURATION_DIR.glob("rebalance-*.md"), reverse=True)
+    notes = sorted(CURATION_DIR.glob("rebalance-*.md"), reverse=True,
+                   key=lambda p: (p.stem.removeprefix("rebalance-") + "-00-00")[:10])
     assert [c.source for c in changes][:len(notes)] == [p.name for p in notes]
+    assert [p.name for p in notes][:2] == ["rebalance-2026-12-05.md", "rebalance-2026-12.md"]
     for change, note in zip(changes, notes):
         outs = [n.strip() for ln in note.read_text().splitlines() if ln.startswith("Out:")
                 for n in ln.split(":", 1)[1].split(",") if n.strip()]

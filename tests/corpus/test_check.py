@@ -169,3 +169,29 @@ def test_expect_count_and_balance(corpus, capsys):
     assert main(argv) == 1
     out = capsys.readouterr().out
     assert "count:" not in out and "tier-3 records" in out
+
+
+def test_an_invalid_audit_file_is_a_check_problem(corpus):
+    audits = corpus["curation"] / "audits"
+    audits.mkdir()
+    rec = yaml.safe_load(corpus["paths"]["alice/easy"].read_text())
+    (audits / f"{rec['id']}.yaml").write_text(yaml.safe_dump({
+        "record": rec["id"], "commit": rec["commit"], "reader": "second read",
+        "claims": [{"field": "curated.paper_year", "outcome": "maybe", "evidence": "README.md:1"}]}))
+    problems = _problems(corpus)
+    assert any("maybe" in p for p in problems), problems
+
+
+def test_shipped_records_need_every_dataset_in_the_catalog(corpus, monkeypatch):
+    import gpu2tpu.corpus.check as check
+
+    _edit(corpus["paths"]["alice/easy"], lambda d: d["curated"].update(datasets=["No Such Set 9"]))
+    assert not any("No Such Set 9" in p for p in _problems(corpus))  # not the shipped records
+    monkeypatch.setattr(check, "PROJECTS_DIR", corpus["projects"])
+    assert any("curated.datasets" in p and "No Such Set 9" in p and "datasets.yaml" in p
+               for p in _problems(corpus))
+
+
+def test_a_record_without_a_command_has_no_problem_statement(corpus):
+    _edit(corpus["paths"]["bob/hard"], lambda d: d["curated"].pop("train_command"))
+    assert any("problem statement" in p and "train_command" in p for p in _problems(corpus))
