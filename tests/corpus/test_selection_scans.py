@@ -114,3 +114,15 @@ def test_a_record_and_its_scan_row_name_the_same_commit():
     rows = [r for r in selection.load_candidate_scans(CURATION_DIR) if r["repo"] in commits]
     assert {"clovaai/aasist", "rosinality/stylegan2-pytorch"} <= {r["repo"] for r in rows}
     assert [r["repo"] for r in rows if r["commit"] != commits[r["repo"]]] == []
+
+
+def test_every_candidate_excluded_only_by_the_rule_has_a_scan_row():
+    # without a row a candidate is invisible to the rule: the fixed point would hold over a subset
+    considered, _ = load_considered(CURATION_DIR)
+    reasons: dict[str, set[str]] = {}
+    for row in considered:
+        reasons.setdefault(row.repo.lower(), set()).add(
+            row.reason if row.decision == "excluded" else "ok")
+    by_rule = {repo for repo, why in reasons.items() if why <= selection.RULE_REASONS}
+    scanned = {r["repo"].lower() for r in selection.load_candidate_scans(CURATION_DIR)}
+    assert len(by_rule) == 157 and sorted(by_rule - scanned) == []
