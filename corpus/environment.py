@@ -68,13 +68,17 @@ _V = r"\d+(?:\.(?:\d+|x|\*))*"
 _END = r"(?!\w|\.\w)"  # a version ends here: a full stop may follow ("Python 3.7."), "3.6.x" may not
 _SPEC = rf"((?:[<>=!~]=?|≥)?\s*v?{_V}(?:\s*,\s*[<>=!]=?\s*{_V})*)"
 _PY_REQUIRES = re.compile(r"""(?:python_requires|requires-python)\s*=\s*['"]([^'"]+)['"]""")
+# setup files: poetry's `python = "^3.8"` / `torch = {version = "^2.0"}` and trove classifiers
+_POETRY = re.compile(r"""^\s*(python|torch)\s*=\s*(?:\{\s*version\s*=\s*)?["']([^"']+)["']""")
+_CLASSIFIER_PY = re.compile(r"Programming Language :: Python :: (\d\.\d+)\b")
+_LINK = r"(?:\]\([^)\s]*\))?"  # "[PyTorch](https://pytorch.org/) 1.0": the link between name and version
 _CONDA_PY = re.compile(rf"(?:^|[\s'\"])python\s*(={{1,2}}|>=|<=|>|<)\s*({_V})"
                        rf"(?:\s*,\s*(<=?|>=?|!=)\s*({_V}))?", re.IGNORECASE)  # ">=3.8, < 3.10"
-_PROSE_PY = re.compile(r"\b[Pp](?i:ython)\s*(?i:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?"
+_PROSE_PY = re.compile(rf"\b[Pp](?i:ython){_LINK}\s*(?i:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?"
                        rf"([23]\.\d+(?:\.\d+)?)\+?{_END}|\bPython\s+([23]){_END}")
 _DOCKER_PY = re.compile(r"^\s*FROM\s+(?:\S+/)?python:(\d+(?:\.\d+)*)", re.IGNORECASE)
 _TORCH_PIN = re.compile(rf"(?:^|[\s'\"\[,(])(?:torch|pytorch)\s*{_SPEC}", re.IGNORECASE)
-_PROSE_TORCH = re.compile(r"\bpytorch\s*(?:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?(\d\.\d+(?:\.\d+)?)"
+_PROSE_TORCH = re.compile(rf"\bpytorch{_LINK}\s*(?:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?(\d\.\d+(?:\.\d+)?)"
                           rf"{_END}", re.IGNORECASE)
 _DOCKER_TORCH = re.compile(r"^\s*FROM\s+pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 _CUDA = [re.compile(p, re.IGNORECASE) for p in (
@@ -89,6 +93,7 @@ _CUDA = [re.compile(p, re.IGNORECASE) for p in (
 _INSTALL = re.compile(r"^(?:sudo\s+)?(?:pip3?\s+install|python3?\s+-m\s+pip\s+install|conda\s+"
                       r"(?:install|create|env\s+create)|mamba\s+(?:install|create)|mim\s+install"
                       r"|python3?\s+setup\.py\s+(?:install|develop|build_ext|build))\b")
+_INLINE_CODE = re.compile(r"(?<!`)`([^`]+)`(?!`)")
 _SHELL_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
 _NEGATED = re.compile(r"\b(?:not|n't|no\s+longer|un)\s*(?:be\s+|yet\s+|officially\s+)?"
@@ -152,8 +157,13 @@ def _versions(kind: str, docker: bool, pydep: bool, line: str) -> Iterator[tuple
 
 def _version_matches(kind: str, docker: bool, pydep: bool,
                      line: str) -> Iterator[tuple[str, str, re.Match[str]]]:
+    poetry = _POETRY.match(line) if pydep else None
     if m := _PY_REQUIRES.search(line):
         yield "python", m[1].replace(" ", ""), m
+    elif poetry and poetry[1] == "python":
+        yield "python", poetry[2].replace(" ", ""), poetry
+    elif pydep and (m := _CLASSIFIER_PY.search(line)):
+        yield "python", m[1], m
     elif docker and (m := _DOCKER_PY.match(line)):
         yield "python", m[1], m
     elif (m := _CONDA_PY.search(line)) and (kind == "doc" or not pydep):
@@ -162,6 +172,8 @@ def _version_matches(kind: str, docker: bool, pydep: bool,
         yield "python", _norm(m[1], m[2]) if m[2] else m[3], m
     if docker and (m := _DOCKER_TORCH.match(line)):
         yield "torch", m[1], m
+    elif poetry and poetry[1] == "torch":
+        yield "torch", poetry[2].replace(" ", ""), poetry
     elif (m := _TORCH_PIN.search(line)) and re.search(r"\d", m[1]):
         yield "torch", _norm(*_split_spec(m[1])), m
     elif kind == "doc" and (m := _PROSE_TORCH.search(line)):
@@ -179,6 +191,10 @@ def _commands_and_flags(kind: str, docker: bool, line: str) -> Iterator[tuple[st
     cmd = _SHELL_COMMENT.sub("", cmd)  # "pip install -e .  # dev install": the command only
     if (kind == "doc" or docker) and _INSTALL.match(cmd):
         yield "install", _clip(cmd)
+    elif kind == "doc":  # "run `conda env create -f environment.yml` and ...": inline code
+        for span in _INLINE_CODE.findall(line):
+            if _INSTALL.match(inline := _SHELL_COMMENT.sub("", _PROMPT.sub("", span.strip()))):
+                yield "install", _clip(inline)
     for stack, frx in _DOC_FLAGS:
         if frx.search(line) and (stack == "mmcv-full" or kind != "doc" or _INSTALL.match(cmd)
                                  or "git clone" in line or "detectron2.git" in line):
@@ -194,11 +210,11 @@ def _split_spec(spec: str) -> tuple[str, str]:
 
 
 def _is_python2(ver: str) -> bool:
-    return bool(re.match(r"^(==|=)?2(\.|$)", ver))
+    return bool(re.match(r"^(==|=|\^)?2(\.|$)", ver))
 
 
 def _is_torch0(ver: str) -> bool:
-    return bool(re.match(r"^(==|=|<=|~=)?0\.", ver)) or ver in ("<1.0", "<1", "<1.0.0")
+    return bool(re.match(r"^(==|=|<=|~=|\^)?0\.", ver)) or ver in ("<1.0", "<1", "<1.0.0")
 
 
 def extract(source: RepoSource, commit: str, tree: str) -> dict[str, Any]:

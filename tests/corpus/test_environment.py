@@ -165,6 +165,22 @@ def test_install_notes_one_folder_down_and_python_ranges(tmp_path: Path) -> None
     assert _only(env["flags"]) == [("torch<1.0", "readme/INSTALL.md:18")]
 
 
+def test_poetry_classifiers_links_and_inline_installs(tmp_path: Path) -> None:
+    # pranz24/pytorch-soft-actor-critic pyproject.toml:11, :14; MadryLab/datamodels setup.py:59;
+    # mit-han-lab/temporal-shift-module README.md:50; Kaixhin/Rainbow README.md:48
+    env = _env(tmp_path, {
+        "pyproject.toml": "x\n" * 9 + "[tool.poetry.dependencies]\npython = \"^3.8\"\n"
+                          "gym = \"^0.26.2\"\nnumpy = \"^1.24.0\"\ntorch = \"^2.0.0\"\n",
+        "setup.py": "x\n" * 58 + "        'Programming Language :: Python :: 3.8',\n",
+        "README.md": "x\n" * 47 + "To install all dependencies with Anaconda run `conda env create "
+                     "-f environment.yml` and use `source activate rainbow` to activate the "
+                     "environment.\n- [PyTorch](https://pytorch.org/) 1.0 or higher\n"})
+    assert _only(env["python"]) == [("^3.8", "pyproject.toml:11"), ("3.8", "setup.py:59")]
+    assert _only(env["torch"]) == [("^2.0.0", "pyproject.toml:14"), ("1.0", "README.md:49")]
+    assert env["install"] == [{"command": "conda env create -f environment.yml",
+                               "where": "README.md:48"}]
+
+
 def test_tensorflow1_only_where_tf_is_tensorflow_itself(tmp_path: Path) -> None:
     # openai/guided-diffusion evaluations/evaluator.py:16, :37 (TF2's compat.v1: no flag);
     # yenchenlin/nerf-pytorch run_nerf.py:834 (in a string, no TensorFlow import: no flag);
