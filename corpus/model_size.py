@@ -69,7 +69,7 @@ NAMES: tuple[tuple[str, float], ...] = (
     (r"densenet-?121", 8.0), (r"densenet-?169", 14.1), (r"densenet-?201", 20.0),
     (r"densenet-?161", 28.7), (r"mobilenet-?v2", 3.5), (r"mobilenet-?v3", 5.5),
     (r"efficientnet-?b0", 5.3), (r"efficientnet-?b7", 66),
-    (r"alexnet", 61.1), (r"squeezenet", 1.2),
+    (r"alexnet", 61.1), (r"squeezenet", 1.2), (r"dla-?34", 15.7),
     (r"(?:vit|deit)-?(?:tiny|ti)(?:-?patch|[-/])?(?:8|14|16|32)|(?:vit|deit)-tiny", 5.7),
     (r"(?:vit|deit)-?(?:small|s)(?:-?patch|[-/])?(?:8|14|16|32)|(?:vit|deit)-small", 22),
     (r"(?:vit|deit)-?(?:base|b)(?:-?patch|[-/])?(?:8|14|16|32)|(?:vit|deit)-base", 86),
@@ -98,12 +98,12 @@ _STATED_COUNT = re.compile(  # "110M parameters", "3-billion-parameter", "a 1.1B
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
 _PY_CONTEXT = re.compile(
     r"default\s*=\s*['\"]([^'\"]+)['\"]|from_pretrained\(\s*['\"]([^'\"]+)['\"]"
-    r"|(?:model|arch|backbone|net|encoder|pretrained|name_or_path)\w*['\"]?\s*[:=]\s*"
+    r"|(?<![a-z])(?:model|arch|backbone|net|encoder|pretrained|name_or_path)\w*['\"]?\s*[:=]\s*"
     r"['\"]([^'\"]+)['\"]"
     r"|\b((?:resnet|resnext|wide_resnet|densenet|mobilenet_v|efficientnet_b|inception_v|vit_|"
     r"deit_|swin_|convnext_)\w*|alexnet)\s*\(", re.IGNORECASE)
-_SKIP_LINE = re.compile(r"tokeniz|vocab|choices\s*=|^\s*(?:def|class|>>>)\s", re.IGNORECASE)
-_ABOUT_TOKENS = re.compile(r"tokeniz|vocab", re.IGNORECASE)  # a previous line naming the argument
+_SKIP_LINE = re.compile(r"tokeniz|toker\b|vocab|choices\s*=|^\s*(?:def|class|>>>)\s", re.IGNORECASE)
+_ABOUT_TOKENS = re.compile(r"tokeniz|toker\b|vocab", re.IGNORECASE)  # a previous line naming the argument
 # `key: N`, `"key": N`, `KEY="N"` (shell), `--key N` / `--key=N` (command lines)
 _SETTING = r"(?:^|[\s\-\"'{{,.])({})[\"']?\s*(?:[:=]|\s)\s*[\"']?(\d+)[\"']?(?=[\s,}}#;\\]|$)"
 _HIDDEN = re.compile(_SETTING.format(r"hidden_size|d_model|n_embd|n_embed|embed_dim|hidden_dim"

@@ -106,6 +106,10 @@ def test_python_reads_defaults_not_tokenizers_docstrings_or_choices() -> None:
         '    """Example:', "    model = GPT2Model.from_pretrained('gpt2-large')", '    """',
         # HobbitLong/SupContrast main_supcon.py:54
         "    parser.add_argument('--model', type=str, default='resnet50')",
+        # xingyizhou/CenterNet src/lib/models/networks/msra_resnet.py:21 (a URL table entry)
+        "  'resnet18': 'https://download.pytorch.org/models/resnet18-5c106cde.pth',",
+        # ChenRocks/UNITER prepro.py:175 (the tokenizer, "toker")
+        "    parser.add_argument('--toker', default='bert-base-cased',",
     ])
     found = model_size.findings({"main.py": text}, None, ["main.py"], [])
     assert [(f.what, f.where, f.tier) for f in found] == [("names 'resnet50'", "main.py:8", 1)]
