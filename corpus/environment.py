@@ -269,7 +269,7 @@ def open_tree(record_id: str, repo: str, commit: str, sources: Path | None,
     """The record's pinned tree and its kind: the sources snapshot, verified file by file against
     the commit's tree (gpu2tpu.tasks.sources), else a fetch mirror read at the commit; None when
     neither is here. A snapshot that does not match its pin is refused (SourceError)."""
-    mirror = _mirror_git_dir(repo, mirror_root)
+    mirror = _mirror_folder(repo, mirror_root)
     if sources is not None and (sources / f"{record_id}.tar.gz").is_file():
         return DirSource(verified_snapshot(record_id, repo, commit, sources, mirror)), "snapshot"
     if mirror is not None:
@@ -320,7 +320,7 @@ def _pinned_tree(record_id: str, commit: str, mirror: Path | None) -> str | None
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
 
 
-def _mirror_git_dir(repo: str, mirror_root: Path | None) -> Path | None:
+def _mirror_folder(repo: str, mirror_root: Path | None) -> Path | None:
     from gpu2tpu.corpus.records import find_mirror
 
     if mirror_root is None:
