@@ -14,12 +14,14 @@ Python only as a default (`default=`), an assignment to a model/arch/backbone/ch
 `from_pretrained(...)` or a call of a torchvision/timm-style constructor, outside docstrings;
 never on a line about a tokenizer (its checkpoint is not the model) nor in a `choices=` list.
 
-The strongest tier holding any finding decides (TIERS, strongest first): names and sizes in the
-training command (it says what the task trains), then names and architecture sizes on the training path
-(the entry's import closure, the configs and shell scripts it runs), then a count a README
-states, then names and sizes elsewhere. README counts rank below the training path because
-READMEs announce flagship models (xlstm: "a 7B parameter xLSTM"; its command trains a parity
-toy). Within the tier, the size most findings give wins (ties: the first finding). No finding:
+The strongest tier holding any finding decides (TIERS, strongest first): names and sizes in
+the training command (it says what the task trains), then names and architecture sizes on the
+training path (the entry's import closure, the configs and shell scripts it runs), then a count a
+README states, then names and sizes elsewhere. README counts rank below the training path
+because READMEs announce flagship models (xlstm: "a 7B parameter xLSTM"; its command trains a
+parity toy). Within a tier the size most findings give wins (ties: the first finding), but of
+README counts the first one stated wins: tables list a family, base model first (VAR's #params
+column reads 310M, 600M, 1B, 2B, 2.3B; its command trains depth 16, the 310M one). No finding:
 the caller falls back to its data-scale estimate (corpus/runnability.py) and says so.
 Sizes: small below SMALL_MAX parameters, medium below MEDIUM_MAX, large from there.
 """
@@ -39,8 +41,9 @@ MAX_CODE = 160  # characters of the quoted line
 MAX_JSON_BYTES = 100_000
 MAX_JSON_FILES = 200
 
+README_COUNT = "count in a README"
 TIERS = ("the training command", "name on the training path",
-         "architecture on the training path", "count in a README", "name in code or configs",
+         "architecture on the training path", README_COUNT, "name in code or configs",
          "architecture in a config")
 
 # Known names -> parameters (millions): published counts of the reference models (torchvision,
@@ -92,10 +95,15 @@ _COUNTED = re.compile(r"(?<![a-z0-9])(?:" + COUNTED_FAMILIES + r")[a-z0-9.\-]{0,
                       r"(\d+(?:\.\d+)?)(m|b)(?![a-z0-9])(?!-?tokens)")
 _BOUNDED_NAME = re.compile(r"(?<![a-z0-9])(" + _NAME.pattern + r")(?![a-z0-9])")
 _STATED_COUNT = re.compile(  # "110M parameters", "3-billion-parameter", "a 1.1B Llama model"
-    r"(?<![\w.\-])(\d+(?:\.\d+)?)[\s-]?(?:(k|thousand)\b[\s-]*(?=param)|(m|b|million|billion)\b)"
+    r"(?<![\w.\-])(\d+(?:\.\d+)?)[\s-]?(?:(k|thousand)\b(?=[\s-]*(?:total\s+)?param)"
+    r"|(m|b|million|billion)\b)"
     r"[\s-]*(?:(?:trainable|learnable|total|model)\s+)?(?:param(?:eter)?s?\b"
     r"|(?:[a-z][\w\-]*\s+)?(?:model|llm|language model)s?\b)", re.IGNORECASE)
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_PARAMS_HEADER = re.compile(r"param", re.IGNORECASE)  # "#params", "#Params(M)", "Parameters"
+_HEADER_UNIT = re.compile(r"\((k|m|b)\)", re.IGNORECASE)
+_CELL_COUNT = re.compile(r"^\**\s*(\d+(?:\.\d+)?)\s*(k|m|b)?\s*\**$", re.IGNORECASE)
 _PY_CONTEXT = re.compile(
     r"default\s*=\s*['\"]([^'\"]+)['\"]|from_pretrained\(\s*['\"]([^'\"]+)['\"]"
     r"|(?<![a-z])(?:model|arch|backbone|net|encoder|pretrained|name_or_path)\w*['\"]?\s*[:=]\s*"
@@ -190,9 +198,32 @@ def _name_findings(path: str, text: str, tier: int) -> list[Finding]:
     return out
 
 
+def _table_count(line: str, column: int | None, unit: str | None) -> float | None:
+    """The count in a table row's parameter column ("310M"; "41.4" under "#Params(M)")."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if column is None or column >= len(cells) or not (m := _CELL_COUNT.match(cells[column])):
+        return None
+    scale = m.group(2) or unit
+    return float(m.group(1)) * _SCALE[scale.lower()] if scale else None
+
+
 def _count_findings(path: str, text: str) -> list[Finding]:
+    """Counts in prose and in the parameter column of a README's tables."""
     out = []
+    column: int | None = None
+    unit: str | None = None
     for i, line in enumerate(text.splitlines(), 1):
+        if not _TABLE_ROW.match(line):
+            column = None
+        elif column is None:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            column = next((j for j, c in enumerate(cells) if _PARAMS_HEADER.search(c)), None)
+            unit = (m.group(1) if column is not None and (m := _HEADER_UNIT.search(cells[column]))
+                    else None)
+        elif (params := _table_count(line, column, unit)) is not None:
+            out.append(Finding(3, params, f"states {_fmt(params)} in the parameter column",
+                               f"{path}:{i}", _code(line)))
+            continue
         for m in _STATED_COUNT.finditer(line):
             params = float(m.group(1)) * _SCALE[(m.group(2) or m.group(3)).lower()]
             if params >= 1e4:  # "2 models", "1k steps" are no counts
@@ -288,7 +319,8 @@ def decide(found: list[Finding]) -> dict[str, Any] | None:
     rows = [f for f in found if f.tier == tier]
     votes = Counter(size_of(f.params) for f in rows)
     best = max(votes.values())
-    first = next(f for f in rows if votes[size_of(f.params)] == best)
+    first = rows[0] if TIERS[tier] == README_COUNT else next(
+        f for f in rows if votes[size_of(f.params)] == best)
     evidence = f"{TIERS[tier]}: {first.what} (~{_fmt(first.params)} parameters)"
     if len(rows) > 1:
         evidence += " of " + ", ".join(f"{n} {s}" for s, n in sorted(votes.items()))

@@ -77,6 +77,34 @@ def test_stated_counts_in_a_readme() -> None:
         assert model_size.findings({"README.md": line}, None, [], []) == []
 
 
+def test_the_parameter_column_of_a_readme_table_and_its_first_row() -> None:
+    # FoundationVision/VAR README.md:89-93 (links cut): the first row is the model trained
+    table = ("|   model    | reso. |   FID    | rel. cost | #params | HF weights |\n"
+             "|:----------:|:-----:|:--------:|:---------:|:-------:|:-----------|\n"
+             "|  VAR-d16   |  256  |   3.55   |    0.4    |  310M   | [var_d16.pth] |\n"
+             "|  VAR-d20   |  256  |   2.95   |    0.5    |  600M   | [var_d20.pth] |\n"
+             "|  VAR-d24   |  256  |   2.33   |    0.6    |  1.0B   | [var_d24.pth] |\n")
+    found = model_size.findings({"README.md": table}, None, [], [])
+    assert [(f.params, f.where) for f in found] == [
+        (310e6, "README.md:3"), (600e6, "README.md:4"), (1e9, "README.md:5")]
+    got = model_size.decide(found)
+    assert got is not None and (got["size"], got["where"]) == ("medium", "README.md:3")
+    # kakaobrain/sparse-detr README.md:156 and :162 (cut after the FLOPs)
+    detr = ("| Method          | Epochs | ρ   | Top-k & BBR | AP   | #Params(M) | GFLOPs |\n"
+            "|:---------------:|:------:|:---:|:-----------:|:----:|:----------:|:------:|\n"
+            "| Sparse-DETR     | 50     | 10% | o           | 48.2 | 41.4M      | 113.4G |\n")
+    assert [f.params for f in model_size.findings({"README.md": detr}, None, [], [])] == [
+        pytest.approx(41.4e6)]
+    # constructed: a bare number takes the header's unit; no unit anywhere is no count
+    for cell, want in (("41.4", [pytest.approx(41.4e6)]), ("48.2", [])):
+        rows = detr.replace("41.4M     ", cell.ljust(10))
+        rows = rows if want else rows.replace("#Params(M)", "#Params   ")
+        assert [f.params for f in model_size.findings({"README.md": rows}, None, [], [])] == want
+    # DeepGraphLearning/ULTRA README.md:98 (excerpt)
+    ultra = "(6-layer GNNs per relation and entity graphs, 64d, 168k total parameters)"
+    assert [f.params for f in model_size.findings({"README.md": ultra}, None, [], [])] == [168e3]
+
+
 def test_architecture_from_configs_scripts_and_the_command() -> None:
     # BlinkDL/RWKV-LM RWKV-v7/train_temp/demo-training-run.sh:13-14
     sh = model_size.findings({"run/demo-training-run.sh": 'N_LAYER="12"\nN_EMBD="768"\n'},
