@@ -79,6 +79,8 @@ NAMES: tuple[tuple[str, float], ...] = (
     (r"vit-?(?:large|l)(?:-?patch|[-/])?(?:14|16|32)|vit-large", 304),
     (r"vit-?(?:huge|h)(?:-?patch|[-/])?(?:14|16)|vit-huge", 632),
     (r"vit-?(?:giant|g)(?:-?patch|[-/])?14|vit-giant", 1011),
+    (r"(?:dit|sit)-s(?![a-z])", 33), (r"(?:dit|sit)-b(?![a-z])", 130),
+    (r"(?:dit|sit)-l(?![a-z])", 458), (r"(?:dit|sit)-xl(?![a-z])", 675),
     (r"swin-(?:tiny|t)(?![a-z])", 28), (r"swin-(?:small|s)(?![a-z])", 50),
     (r"swin-(?:base|b)(?![a-z])", 88), (r"swin-(?:large|l)(?![a-z])", 197),
     (r"convnext-tiny", 28), (r"convnext-small", 50), (r"convnext-base", 89),
@@ -114,10 +116,11 @@ _SKIP_LINE = re.compile(r"tokeniz|toker\b|vocab|choices\s*=|^\s*(?:def|class|>>>
 _ABOUT_TOKENS = re.compile(r"tokeniz|toker\b|vocab", re.IGNORECASE)  # a previous line naming the argument
 # `key: N`, `"key": N`, `KEY="N"` (shell), `--key N` / `--key=N` (command lines)
 _SETTING = r"(?:^|[\s\-\"'{{,.])({})[\"']?\s*(?:[:=]|\s)\s*[\"']?(\d+)[\"']?(?=[\s,}}#;\\]|$)"
-_HIDDEN = re.compile(_SETTING.format(r"hidden_size|d_model|n_embd|n_embed|embed_dim|hidden_dim"
-                                     r"|emb_dim|embedding_dim|model_dim"), re.IGNORECASE)
-_LAYERS = re.compile(_SETTING.format(r"num_hidden_layers|n_layers?|num_layers|depth|layers"
-                                     r"|num_blocks"), re.IGNORECASE)
+_HIDDEN = re.compile(_SETTING.format(r"hidden[_-]size|d[_-]model|n[_-]embd|n[_-]embed|embed[_-]dim"
+                                     r"|hidden[_-]dim|emb[_-]dim|embedding[_-]dim|model[_-]dim"
+                                     r"|n[_-]hidden"), re.IGNORECASE)
+_LAYERS = re.compile(_SETTING.format(r"num[_-]hidden[_-]layers|n[_-]layers?|num[_-]layers|depth"
+                                     r"|layers|num[_-]blocks|e[_-]layers"), re.IGNORECASE)
 _README = re.compile(r"^readme(\.(md|rst|txt|markdown))?$", re.IGNORECASE)
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -296,14 +299,16 @@ def findings(texts: Mapping[str, str], train_command: str | None, train_files: I
 
 
 def _command_scripts(texts: Mapping[str, str], command: str) -> set[str]:
-    """Scripts and configs the command names: by path, or a script by name from a folder it
-    `cd`s into (any folder when that finds none)."""
-    folders = {d.strip("./") or "." for d in re.findall(r"\bcd\s+([^\s;&|]+)", command)} or {"."}
-    named = {p for p in texts if p.endswith((".sh",) + _CONFIG_SUFFIXES) and p in command}
-    by_name = {p for p in texts if p.endswith(".sh")
-               and re.search(r"(?<![\w.\-])" + re.escape(PurePosixPath(p).name), command)}
-    in_folder = {p for p in by_name if str(PurePosixPath(p).parent) in folders}
-    return named | (in_folder or by_name)
+    """Scripts and configs the command names, by path or by a path's tail (`sh ./scripts/x.sh`
+    finds PatchTST_supervised/scripts/x.sh); of several, those in a folder it `cd`s into."""
+    folders = {d.strip("./") for d in re.findall(r"\bcd\s+([^\s;&|]+)", command)}
+    out: set[str] = set()
+    for token in re.findall(r"[\w./+\-]+\.(?:sh|ya?ml|json)\b", command):
+        tail = token.removeprefix("./")
+        found = [p for p in texts if p == tail or p.endswith("/" + tail)]
+        in_folder = [p for p in found if any(p == f"{d}/{tail}" for d in folders)]
+        out.update(in_folder or found)
+    return out
 
 
 def _is_dependency_file(path: str) -> bool:

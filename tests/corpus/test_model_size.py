@@ -121,6 +121,30 @@ def test_architecture_from_configs_scripts_and_the_command() -> None:
     assert "d_model 128 x n_layer 2" in got["evidence"]
 
 
+def test_scripts_the_command_names_by_a_path_tail_or_from_its_cd_folder() -> None:
+    # yuqinie98/PatchTST PatchTST_supervised/scripts/PatchTST/weather.sh:31-33; the command runs
+    # it as ./scripts/PatchTST/weather.sh; scripts/Linear/weather.sh is another script
+    texts = {"PatchTST_supervised/scripts/PatchTST/weather.sh":
+             "      --e_layers 3 \\\n      --n_heads 16 \\\n      --d_model 128 \\\n",
+             "PatchTST_supervised/scripts/Linear/weather.sh": "  --model DLinear \\\n"}
+    got = model_size.read_model_size(texts, "sh ./scripts/PatchTST/weather.sh", [], [])
+    assert got is not None and got["where"] == "PatchTST_supervised/scripts/PatchTST/weather.sh:3"
+    assert got["evidence"] == ("architecture on the training path: d_model 128 x e_layers 3 "
+                               "(line 1) (~590K parameters)")
+    # thuml/Transolver PDE-Solving-StandardBenchmark/scripts/Transolver_Elas.sh:4 and :6
+    elas = "python exp_elas.py \\\n--gpu 6 \\\n--model Transolver_Irregular_Mesh \\\n" \
+           "--n-hidden 128 \\\n--n-heads 8 \\\n--n-layers 8 \\\n"
+    got = model_size.read_model_size(
+        {"PDE-Solving-StandardBenchmark/scripts/Transolver_Elas.sh": elas},
+        "cd PDE-Solving-StandardBenchmark && bash scripts/Transolver_Elas.sh", [], [])
+    assert got is not None and got["size"] == "small" and got["evidence"].startswith(
+        "architecture on the training path: n-hidden 128 x n-layers 8 (line 6)")
+    # willisma/SiT: the curated command names the model
+    got = model_size.read_model_size({}, "torchrun --nnodes=1 --nproc_per_node=N train.py "
+                                     "--model SiT-XL/2 --data-path /path/to/imagenet/train", [], [])
+    assert got is not None and (got["size"], got["where"]) == ("medium", "train_command")
+
+
 def test_python_reads_defaults_not_tokenizers_docstrings_or_choices() -> None:
     text = "\n".join([
         # salesforce/CodeT5 CodeT5/README.md:116 as code: a tokenizer's checkpoint
