@@ -24,6 +24,8 @@ from gpu2tpu.tasks.options import add_task_options, apply_task_options
 from gpu2tpu.tasks.spec import RunSpec, read_label, read_task_yaml
 
 MIGRATED = "migrated"
+# The test suite grades every whole suite (as `--all` does) when this is set, else as `--changed`
+WHOLE_SUITES_ENV = "GPU2TPU_VALIDATE_ALL"
 
 
 @dataclass(frozen=True)

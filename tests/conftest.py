@@ -1,5 +1,5 @@
-"""Shared fixtures. `practice_run` evaluates every gold and broken migration of every practice task
-once per test session, for real on the XLA CPU device (several minutes)."""
+"""Shared fixtures. `practice_run` grades the practice tasks once per test session, for real on the
+XLA CPU device: every gold, the demo's broken migrations, and the whole suite of changed tasks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.tasks import TASKS_DIR
+from gpu2tpu.tasks.finder import find_task
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
@@ -55,30 +55,46 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["GPU2TPU_CACHE"] = tempfile.mkdtemp(prefix="gpu2tpu-test-cache-")
 
 
-def practice_predictions() -> list[dict]:
+def practice_predictions(whole: set[str]) -> list[dict]:
+    """Every practice task's gold, the demo's broken migrations (tests and the leaderboard read
+    them), and every labelled migration of the tasks in `whole` (those whose validated.json no
+    longer holds: the rule CI applies to upstream tasks too, harness/validate.py `plan`)."""
+    from gpu2tpu.harness.cli import DEMO_BROKEN, DEMO_TASK
+    from gpu2tpu.harness.validate import labelled_migrations
+
+    demo = {f"broken-{name}" for name in DEMO_BROKEN}
     lines = []
-    for task_dir in sorted(p for p in TASKS_DIR.iterdir() if (p / "migrations" / "gold.patch").exists()):
-        mig = task_dir / "migrations"
-        lines.append({"schema_version": 1, "task_id": task_dir.name, "agent": "gold",
-                      "patch": (mig / "gold.patch").read_text(), "claimed_success": True,
-                      "agent_cost_usd": 0.0, "human_interventions": 0})
-        for patch in sorted((mig / "alternatives").glob("*.patch")):
-            lines.append({"schema_version": 1, "task_id": task_dir.name, "agent": f"alt-{patch.stem}",
-                          "patch": patch.read_text(), "claimed_success": True})
-        for patch in sorted((mig / "broken").glob("*.patch")):
-            lines.append({"schema_version": 1, "task_id": task_dir.name,
-                          "agent": f"broken-{patch.stem}", "patch": patch.read_text(),
-                          "claimed_success": True, "agent_cost_usd": 0.01})
+    for task_id in practice_tasks():
+        for m in labelled_migrations(find_task(task_id)):
+            if m.agent == "gold" or task_id in whole or (task_id == DEMO_TASK and m.agent in demo):
+                line = {"schema_version": 1, "task_id": task_id, "agent": m.agent, "patch": m.patch,
+                        "claimed_success": True}
+                if m.agent == "gold":
+                    line.update(agent_cost_usd=0.0, human_interventions=0)
+                elif m.agent.startswith("broken-"):
+                    line["agent_cost_usd"] = 0.01
+                lines.append(line)
     return lines
+
+
+def practice_tasks() -> list[str]:
+    from gpu2tpu.tasks.finder import list_tasks
+
+    return [t for t in list_tasks() if not find_task(t).upstream]
 
 
 @pytest.fixture(scope="session")
 def practice_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Graded like the upstream suite: every gold, plus whole suites of changed tasks (every whole
+    suite with GPU2TPU_VALIDATE_ALL=1), plus the demo's broken migrations."""
     from gpu2tpu.harness.evaluate import evaluate_predictions
+    from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, plan
 
     root = tmp_path_factory.mktemp("practice")
+    _, whole = plan(practice_tasks(), changed_only=not os.environ.get(WHOLE_SUITES_ENV))
+    print(f"\npractice suite: every gold; whole suites of {len(whole)} task(s): {whole}")
     preds = root / "preds.jsonl"
-    preds.write_text("".join(json.dumps(line) + "\n" for line in practice_predictions()))
+    preds.write_text("".join(json.dumps(line) + "\n" for line in practice_predictions(set(whole))))
     # two at a time: CI time, and every timing criterion graded with both cores busy (issue 11)
     summary = evaluate_predictions(preds, "practice", root / "runs", workers=2)
     assert not summary["errors"], summary["errors"]

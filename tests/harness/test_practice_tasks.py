@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from gpu2tpu.harness.criteria import CRITERION_NAMES as CRITERIA
+from gpu2tpu.harness.cli import DEMO_BROKEN, DEMO_TASK
 from gpu2tpu.harness.regrade import IntegrityError, regrade_report
+from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, expected, graded, labelled_migrations, plan
 from gpu2tpu.tasks import TASKS_DIR
 from gpu2tpu.tasks.finder import find_task
 from gpu2tpu.tasks.finder import list_tasks as all_tasks
+from gpu2tpu.tasks.spec import VALIDATED_FILE
 
 
 def list_tasks() -> list[str]:
@@ -48,22 +51,31 @@ def test_suite_shape() -> None:
 
 
 def test_every_verdict_as_labelled(practice_run: Path) -> None:
+    """Every migration the session graded (conftest.py `practice_predictions`) as labelled: every
+    gold, the demo's broken ones, whole suites of tasks whose validated.json no longer holds."""
     reports = _reports(practice_run)
-    def count(task: str, kind: str) -> int:
-        return len(list((TASKS_DIR / task / "migrations" / kind).glob("*.patch")))
-
-    assert len(reports) == sum(1 + count(t, "alternatives") + count(t, "broken") for t in list_tasks())
+    graded_now = {(r["task_id"], r["agent"]) for r in reports}
+    _, whole = plan(list_tasks(), changed_only=not os.environ.get(WHOLE_SUITES_ENV))
+    labels = {(m.task_id, m.agent): m for t in list_tasks() for m in labelled_migrations(find_task(t))}
+    assert graded_now == {k for k in labels if k[1] == "gold" or k[0] in whole} | \
+        {(DEMO_TASK, f"broken-{name}") for name in DEMO_BROKEN}
     mismatches = []
     for r in reports:
-        label, v = _label(r["task_id"], r["agent"]), r["verdict"]
-        got = {"failing": [c for c in CRITERIA if not v["criteria"][c]["passed"]],
-               "category": v["category"], "silent": v["silent"]}
-        want = {"failing": list(label["failing"]), "category": label["category"], "silent": label["silent"]}
+        m, v = labels[(r["task_id"], r["agent"])], r["verdict"]
+        got, want = graded(v), expected(m.category, m.failing, m.silent)
         if got != want:
             bad = [e["text"] for c in v["criteria"].values() for e in c["evidence"] if not e["ok"]]
             mismatches.append(f"{r['agent']}/{r['task_id']}: got {got}, want {want}; {bad}")
         assert v["migrated"] == (r["agent"] == "gold" or r["agent"].startswith("alt-"))
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_practice_tasks_hold_validation_records() -> None:
+    """CI grades a practice task's whole suite only when its record no longer holds: each practice
+    task carries one (written by `gpu2tpu validate --tasks ID`), so a missing one is a slow CI."""
+    for task_id in list_tasks():
+        assert (TASKS_DIR / task_id / VALIDATED_FILE).is_file(), \
+            f"{task_id}: run `gpu2tpu validate --tasks {task_id}` and commit its {VALIDATED_FILE}"
 
 
 def test_reports_carry_provenance(practice_run: Path) -> None:
@@ -122,17 +134,6 @@ def test_changed_prediction_is_not_served_from_cache(practice_run: Path, tmp_pat
     evaluate_predictions(preds, "practice", run_root)
     report = json.loads((run_root / "practice" / "gold" / "cifar_amp" / "report.json").read_text())
     assert report["verdict"]["category"] == "patch_rejected"
-
-
-def test_demo_command(practice_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The README's first command: gold and three broken migrations, graded as labelled."""
-    from gpu2tpu.cli import main
-
-    assert main(["demo", "--runs", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "all verdicts as labelled" in out
-    assert (tmp_path / "demo" / "summary.json").exists()
-    assert out.count("cifar_amp") >= 4
 
 
 def test_migrated_directory_prediction(practice_run: Path, tmp_path: Path) -> None:

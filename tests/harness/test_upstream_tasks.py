@@ -9,15 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.harness.validate import expected, graded, plan
+from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, expected, graded, plan
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.sources import SOURCES_ENV, source_present
 from gpu2tpu.tasks.spec import read_label
 
 SHARED_SOURCES = Path(__file__).resolve().parents[3] / "shared" / "sources"
 # CI grades every gold, and the whole labelled suite of each task whose validated.json no longer
-# holds (harness/validated.py); set this to grade every whole suite, as `validate --all` does
-WHOLE_ENV = "GPU2TPU_VALIDATE_ALL"
+# holds (harness/validated.py); WHOLE_SUITES_ENV=1 grades every whole suite, as `validate --all` does
 UPSTREAM = [t for t in list_tasks() if find_task(t).upstream]
 
 
@@ -40,7 +39,7 @@ def upstream_run(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 
     root = tmp_path_factory.mktemp("upstream")
     lines = []
-    gold_only, whole = plan(UPSTREAM, changed_only=not os.environ.get(WHOLE_ENV))
+    gold_only, whole = plan(UPSTREAM, changed_only=not os.environ.get(WHOLE_SUITES_ENV))
     print(f"\nupstream suite: every gold; whole suites of {len(whole)} task(s): {whole}")
     for task_id in UPSTREAM:
         spec = find_task(task_id)
