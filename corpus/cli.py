@@ -146,9 +146,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--private", action="store_true", help="create the repo private")
     p.set_defaults(func=_publish)
     from gpu2tpu.corpus.environment_cli import add_parser as add_environment
+    from gpu2tpu.corpus.problem import register as register_problem
 
     add_environment(csub, DEFAULT_MIRROR_ROOT)  # `corpus environment`
-    __import__("gpu2tpu.corpus.problem", fromlist=["register"]).register(csub)  # `corpus problem`
+    register_problem(csub)  # `corpus problem`
     from gpu2tpu.corpus.authoring_cli import register_authoring
 
     register_authoring(sub)  # `tasks pin`, `tasks new`: a task from a corpus record
