@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from gpu2tpu.corpus.corrections import MISSING as _MISSING
+from gpu2tpu.corpus.corrections import resolve
 from gpu2tpu.corpus.records import CURATION_DIR, PROJECTS_DIR, load_record
 from gpu2tpu.errors import UserError
 
@@ -32,12 +34,9 @@ AUDITS_DIR = CURATION_DIR / "audits"
 OUTCOMES = ("ok", "corrected", "unverifiable")
 AUDIT_KEYS = ("record", "commit", "reader", "claims")
 CLAIM_KEYS = ("field", "outcome", "evidence", "correction", "why")
-FIELD_ROOTS = ("id", "repo", "commit", "split", "curated", "environment", "scan")
 VERIFIED, PENDING, NOT_AUDITED = "verified", "corrected-pending", "not audited"
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_STEP = re.compile(r"([A-Za-z_][\w\-]*)((?:\[\d+\])*)")
-_MISSING = object()
 
 
 class AuditError(UserError):
@@ -67,37 +66,6 @@ class PendingCorrection(NamedTuple):
     field: str
     current: Any
     correction: Any
-
-
-def field_steps(field: str) -> list[str | int]:
-    """`scan.cuda_only.evidence[3].status` -> ['scan', 'cuda_only', 'evidence', 3, 'status']."""
-    steps: list[str | int] = []
-    for part in field.split("."):
-        m = _STEP.fullmatch(part)
-        if m is None:
-            raise ValueError(f"{field!r} is not a field path (write keys joined by '.', list "
-                             "items as [N], e.g. scan.cuda_only.evidence[3].status)")
-        steps.append(m.group(1))
-        steps.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
-    if steps[0] not in FIELD_ROOTS:
-        raise ValueError(f"{field!r} starts with {steps[0]!r}: a record field starts with one "
-                         f"of {', '.join(FIELD_ROOTS)}")
-    return steps
-
-
-def resolve(data: Any, field: str) -> Any:
-    """The record's value at `field`, or _MISSING when the path does not lead anywhere."""
-    value = data
-    for step in field_steps(field):
-        if isinstance(step, int):
-            if not isinstance(value, list) or step >= len(value):
-                return _MISSING
-            value = value[step]
-        else:
-            if not isinstance(value, dict) or step not in value:
-                return _MISSING
-            value = value[step]
-    return value
 
 
 def _kind(value: Any) -> str:

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.corpus import audits, data_facts, difficulty, problem
+from gpu2tpu.corpus import audits, corrections, data_facts, difficulty, problem
 from gpu2tpu.corpus.environment import ENVIRONMENT, environment_problems
 from gpu2tpu.corpus.records import (
     CORRECTED_KEY,
@@ -253,11 +253,14 @@ def run_check(projects_dir: Path, curation_dir: Path,
 
 
 def _derived_problems(rec: Record, catalog: bool) -> list[str]:
-    """The fields the build derives: the problem statement builds and (for the shipped records)
-    every dataset resolves in corpus/datasets.yaml."""
+    """The fields the build derives: curated corrections of derived fields are well-formed and
+    held, the problem statement builds and (for the shipped records) every dataset resolves in
+    corpus/datasets.yaml."""
     if rec.data is None:
         return []
-    out = []
+    out = [f"{_rel(rec.path)}: {field}: {what}" for field, what in
+           corrections.problems((rec.data.get("curated") or {}).get(corrections.CORRECTIONS))
+           + corrections.unapplied(rec.data)]
     try:
         problem.problem_statement(rec.data)
     except problem.ProblemError as e:

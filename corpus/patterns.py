@@ -26,7 +26,9 @@ CONSTRUCTS: dict[str, str] = {
     "half_precision": r"\.half\(\)|\btorch\.float16\b|\btorch\.half\b",
     "tf32_flags": r"\ballow_tf32\b|\bset_float32_matmul_precision\b",
     "distributed": r"\btorch\.distributed\b|\bDistributedDataParallel\b|\bnccl\b"
-    r"|\binit_process_group\b|\bDistributedSampler\b",
+    r"|\binit_process_group\b|\bDistributedSampler\b"
+    # Lightning's DDP chosen by name: distributed_backend / accelerator / strategy = "ddp..."
+    r"|\b(?:distributed_backend|accelerator|strategy)\b[\"'\]]*\s*[=:]\s*[\"']ddp",
     "data_parallel": r"(?<!Distributed)\bDataParallel\s*\(",
     "torch_compile": r"\btorch\.compile\s*\(|\btorch\._dynamo\b",
     "apex": r"^\s*(?:from|import)\s+apex\b|\bapex\.(?:amp|parallel|optimizers|normalization)\b",
@@ -61,7 +63,7 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     "half_precision": (".half()", "float16", "torch.half"),
     "tf32_flags": ("allow_tf32", "set_float32_matmul_precision"),
     "distributed": ("torch.distributed", "DistributedDataParallel", "nccl", "init_process_group",
-                    "DistributedSampler"),
+                    "DistributedSampler", "ddp"),
     "data_parallel": ("DataParallel",), "torch_compile": ("torch.compile", "torch._dynamo"),
     "apex": ("apex",),
     "cpp_extension": ("cpp_extension", "CUDAExtension", "CppExtension", "load_inline"),

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from gpu2tpu.corpus import PACKAGE_DIR
+from gpu2tpu.corpus import PACKAGE_DIR, corrections
 from gpu2tpu.corpus.environment import ENVIRONMENT
 from gpu2tpu.corpus.gpu_deps import STATUSES
 
@@ -76,6 +76,7 @@ def write_scan(path: Path, scan: dict[str, Any]) -> None:
     body = "".join(kept)
     if body and not body.endswith("\n"):
         body += "\n"
+    scan = corrections.apply(yaml.safe_load(text) or {}, "scan", scan)  # curated.corrections
     block = yaml.safe_dump({"scan": scan}, sort_keys=False, allow_unicode=True, width=100)
     new = body + block
     if yaml.safe_load(new).get("scan") != scan:  # never write a file that reads back differently
@@ -89,7 +90,9 @@ def write_environment(path: Path, env: dict[str, Any]) -> None:
     every other line stays byte-identical: writing the same dict twice gives the same bytes."""
     kept: list[str] = []
     inside = False
-    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+    text = path.read_text(encoding="utf-8")
+    env = corrections.apply(yaml.safe_load(text) or {}, ENVIRONMENT, env)  # curated.corrections
+    for line in text.splitlines(keepends=True):
         if _TOP_KEY.match(line):
             inside = re.match(rf"^{ENVIRONMENT}\s*:", line) is not None
         elif line.startswith(("---", "...")):

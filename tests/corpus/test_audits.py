@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu2tpu.corpus import audits
+from gpu2tpu.corpus import audits, corrections
 from gpu2tpu.corpus.records import PROJECTS_DIR, load_record
 
 RID = "clovaai__cutblur"
@@ -70,15 +70,15 @@ def test_a_good_file_loads_and_its_applied_correction_reads_verified(dirs):
 
 def test_field_paths_resolve_keys_and_list_items():
     data = load_record(PROJECTS_DIR / "HazyResearch__hyena-dna.yaml").data
-    assert audits.field_steps("scan.cuda_only.evidence[3].status") == [
+    assert corrections.field_steps("scan.cuda_only.evidence[3].status") == [
         "scan", "cuda_only", "evidence", 3, "status"]
-    first = audits.resolve(data, "scan.cuda_only.evidence[0]")
+    first = corrections.resolve(data, "scan.cuda_only.evidence[0]")
     assert first == data["scan"]["cuda_only"]["evidence"][0]
-    assert audits.resolve(data, "scan.cuda_only.evidence[999]") is audits._MISSING
+    assert corrections.resolve(data, "scan.cuda_only.evidence[999]") is corrections.MISSING
     with pytest.raises(ValueError, match="starts with 'scna'"):
-        audits.field_steps("scna.tier")
+        corrections.field_steps("scna.tier")
     with pytest.raises(ValueError, match="not a field path"):
-        audits.field_steps("scan.evidence[x]")
+        corrections.field_steps("scan.evidence[x]")
 
 
 def _claim(**over: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@ hazards counted on the training path, and a command-given entry point."""
 
 from __future__ import annotations
 
+import pytest
 from corpus_helpers import MIT, commit_files
 
 from gpu2tpu.corpus.scanner import scan_path
@@ -49,3 +50,20 @@ def test_a_command_given_entry_point_clears_no_train_entry(tmp_path):
     scan = scan_path(tmp_path / "r", train_command="cd src && python go.py")
     assert scan["cuda_only"]["training_roots"] == ["src/go.py"]
     assert "no_train_entry" not in scan["flags"]
+
+
+@pytest.mark.parametrize("line, hits", [
+    ('    trainer_config["distributed_backend"] = "ddp"', 1),  # taming-transformers main.py:422
+    ('trainer = pl.Trainer(accelerator="ddp", gpus=2)', 1),
+    ("trainer = Trainer(strategy='ddp_find_unused_parameters_false')", 1),
+    ('parser.add_argument("--ddp", action="store_true")', 0),  # a flag's name is no backend choice
+    ('strategy = "dp"', 0),
+])
+def test_lightning_ddp_chosen_by_name_counts_as_distributed(line: str, hits: int) -> None:
+    from collections import Counter
+
+    from gpu2tpu.corpus.patterns import count_constructs
+
+    counts: Counter[str] = Counter()
+    count_constructs(line + "\n", counts, only=("distributed",))
+    assert counts["distributed"] == hits
