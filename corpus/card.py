@@ -255,6 +255,10 @@ import gpu2tpu.corpus; gpu2tpu.corpus.load("projects")        # the copy inside 
    deterministically (same records, same bytes). `REVISION` is the first 12 hex digits of the
    SHA-256 of the parquet files' bytes, concatenated in path order.
 
+## Second reads, data facts, problem statements
+
+{card_tables.second_reads(projects)}
+
 ## Inclusion criteria
 
 {inclusion.strip()}

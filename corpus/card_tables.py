@@ -83,3 +83,45 @@ def changelog(changes: list[Change]) -> str:
         items = "\n".join(f"- {item}" for item in change.items) or "- (no details logged)"
         parts.append(f"### {change.title}\n\nFrom `corpus/curation/{change.source}`.\n\n{items}")
     return "\n\n".join(parts)
+
+
+def second_reads(projects: list[dict[str, Any]]) -> str:
+    """The audit, data-fact and problem-statement paragraphs, counted from the rows and from the
+    audit files of the records present."""
+    from gpu2tpu.corpus import audits
+
+    ids = {str(r.get("id")) for r in projects}
+    try:
+        found = [a for rid, a in audits.load_audits().items() if rid in ids]
+    except audits.AuditError:
+        found = []
+    claims = [c for a in found for c in a.claims]
+    corrected = sum(1 for c in claims if c.outcome == "corrected")
+    unverifiable = sum(1 for c in claims if c.outcome == "unverifiable")
+    status = Counter(str(r.get("audit_status")) for r in projects)
+    share = f"{corrected / len(claims):.1%}" if claims else "n/a"
+    facts = [f for r in projects for f in r.get("data") or []]
+    entries = {f.get("dataset") for f in facts}
+    stated = sum(1 for r in projects if r.get("model_params"))
+    return (
+        f"**Second reads.** {len(found)} of {len(projects)} records were read a second time "
+        "against the pinned tree by a reader who did not write them (`corpus/curation/audits/`, "
+        f"column `audit_status`): {len(claims)} claims checked, {corrected} corrected ({share}), "
+        f"{unverifiable} unverifiable. Corrections of curated fields are made in the records; "
+        "corrections of derived fields (scan, environment) are kept, with their evidence, as "
+        "`curated.corrections`, which every writer of those blocks applies. Status: "
+        + ", ".join(f"{k} {status[k]}" for k in ("verified", "corrected-pending", "not audited"))
+        + ".\n\n"
+        f"**Data facts** (column `data`): {len(facts)} dataset mentions resolve to "
+        f"{len(entries)} entries of `corpus/datasets.yaml`: "
+        f"{sum(1 for f in facts if f.get('gated'))} gated, "
+        f"{sum(1 for f in facts if f.get('standin'))} with a stand-in a task already writes, "
+        f"{sum(1 for f in facts if f.get('licence_or_terms') == 'unknown')} with licence or "
+        "terms `unknown` (not established). Each entry names the official page its facts are to "
+        "be checked against (`evidence`); the catalog has had no second read yet. "
+        f"{stated} records state their model's parameter count in the pinned tree "
+        "(column `model_params`, file:line).\n\n"
+        "**Problem statements** (columns `problem_statement`, `problem_claims`): what `migrated` "
+        "means for each project, generated from the record alone (`corpus/problem.py`); every "
+        "fact in the text is a claim naming the record field it comes from."
+    )
