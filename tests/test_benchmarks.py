@@ -27,8 +27,9 @@ CHROMIUM = os.environ.get("GPU2TPU_CHROMIUM") or shutil.which("chromium") or "/u
 
 @pytest.fixture(scope="module")
 def bench_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One reference cache for this module's benchmarks, in tmp (never the user's)."""
-    return tmp_path_factory.mktemp("bench-cache")
+    """The test session's reference cache (tests/conftest.py: in tmp, never the user's), so a
+    benchmark on a practice task reuses the references the practice suite built."""
+    return Path(os.environ.get("GPU2TPU_CACHE") or tmp_path_factory.mktemp("bench-cache"))
 
 
 def run_bench(script: str, *args: str, tmp: Path, cache: Path, timeout: float = 300) -> str:
