@@ -5,6 +5,8 @@ other spellings records use, matched exactly: no fuzzy matching at read time), `
 source states it), `source` (the official URL), `licence_or_terms`, `gated` (one must register,
 accept terms or request access), `standin` (the task or kit writer that writes stand-in data in
 its format, else false) and `evidence` (the URLs the facts come from). Unknown facts say "unknown".
+Optional `second_read` (ok / corrected / unverifiable): the outcome of a second check of the facts
+against the URLs in `evidence`; catalog_read_summary() counts them.
 
 corpus/curation/model-params.yaml: `<id>: {params, where, code, model?}`, a parameter count only
 where the project's own pinned tree states it (`where` is path:line of that tree, `code` that line
@@ -31,7 +33,9 @@ MODEL_PARAMS_PATH = PACKAGE_DIR / "curation" / "model-params.yaml"
 TASKS_DIR = PACKAGE_DIR.parent / "tasks"  # the gpu2tpu.tasks package folder (package-dir mapping)
 
 FACT_KEYS = ("size", "source", "licence_or_terms", "gated", "standin", "evidence")
-ENTRY_KEYS = ("aliases",) + FACT_KEYS
+# second_read: the outcome of checking the entry's facts against their sources a second time
+SECOND_READ_VALUES = ("ok", "corrected", "unverifiable")
+ENTRY_KEYS = ("aliases",) + FACT_KEYS + ("second_read",)
 PARAM_KEYS = ("params", "where", "code")
 PARAM_OPTIONAL = ("model",)  # which model the count is for, where the tree states several
 UNKNOWN = "unknown"
@@ -87,6 +91,10 @@ def entry_problems(name: str, entry: Any, tasks_dir: Path = TASKS_DIR) -> list[s
     if "evidence" in entry and (not isinstance(evidence, list) or not evidence
                                 or not all(isinstance(u, str) and _URL.match(u) for u in evidence)):
         problems.append(f"{where}: field 'evidence' must be a non-empty list of http(s) URLs")
+    second_read = entry.get("second_read")
+    if "second_read" in entry and second_read not in SECOND_READ_VALUES:
+        problems.append(f"{where}: field 'second_read' must be one of {', '.join(SECOND_READ_VALUES)} "
+                        f"(or left out while the entry is unread), got {second_read!r}")
     return problems
 
 
@@ -120,6 +128,16 @@ def load_catalog(path: Path = CATALOG_PATH) -> tuple[dict[str, dict[str, Any]], 
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogError(f"cannot read the dataset catalog {path}: {exc}") from exc
     return catalog, build_index(catalog)
+
+
+def catalog_read_summary(path: Path = CATALOG_PATH) -> dict[str, Any]:
+    """How far the catalog's second read got: entries, read (those with `second_read`), ok,
+    corrected, unverifiable, and share_corrected (corrected / read, 0.0 before any read)."""
+    catalog, _ = load_catalog(path)
+    outcomes = [e["second_read"] for e in catalog.values() if "second_read" in e]
+    counts = {v: outcomes.count(v) for v in SECOND_READ_VALUES}
+    share = round(counts["corrected"] / len(outcomes), 3) if outcomes else 0.0
+    return {"entries": len(catalog), "read": len(outcomes), **counts, "share_corrected": share}
 
 
 def resolve(record_id: str, names: list[str], index: dict[str, str]) -> list[str]:
