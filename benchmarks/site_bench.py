@@ -4,10 +4,13 @@
 
 Builds a synthetic store (every agent x task x attempt, five criteria with evidence lines each),
 writes the page with `build_site`, and prints: build time, index.html size (raw and gzip), the
-details/ folder (total, median per agent), and in headless Chromium (Playwright, the distribution's
-browser): first contentful paint, time until the page's script has drawn everything, and the time
-to open one agent's drill-down. `--tiny` (CI, tests/test_benchmarks.py): 5 agents x 4 tasks x 2
-attempts, every step (the browser's too) in a few seconds.
+details/ folder (one agent's file gzipped, median and max, the shared strings.js, the folder's
+total), and in headless Chromium (Playwright, the distribution's browser): first contentful paint,
+time until the page's script has drawn everything, and the time to open one agent's drill-down.
+Then the goals (issue 24) and whether each holds; below the full size the sizes are extrapolated
+linearly to it and labelled so. Evaluation ids are random hex, as real sha256 ids are.
+`--tiny` (CI, tests/test_benchmarks.py): 5 agents x 4 tasks x 2 attempts, every step (the
+browser's too) in a few seconds.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from gpu2tpu.leaderboard.site import build_site  # noqa: E402
 
 FULL = {"agents": 200, "tasks": 160, "attempts": 5}
 TINY = {"agents": 5, "tasks": 4, "attempts": 2}
+GOAL_AGENT_KB = 200  # one agent's drill-down (strings.js + a<N>.js), gzipped
+GOAL_FOLDER_MB = 50  # details/ at the full size, as written
+GOAL_PAINT_MS = 1000  # first contentful paint
 
 EVIDENCE_SQL = """
 INSERT INTO evidence BY NAME
@@ -62,6 +68,7 @@ def build_store(db: Path, agents: int, tasks: int, attempts: int) -> int:
         "task_id": pa.array([f"task-{t:03d}" for t in (idx // attempts) % tasks]),
         "attempt": pa.array((idx % attempts + 1).astype(np.int32)),
         "trust": pa.array(np.where(idx // (tasks * attempts) % 10 == 9, "self-reported", "verified")),
+        "evaluation_id": pa.array([rng.bytes(32).hex() for _ in range(n)]),  # as random as sha256
     }
     for name, col in replace.items():
         field = batch.schema.field(name)
@@ -130,15 +137,57 @@ def main() -> None:
         print(f"build_site: {time.perf_counter() - t1:.2f} s")
         raw = index.read_bytes()
         print(f"index.html: {len(raw) / 1e3:,.0f} kB raw, {len(gzip.compress(raw)) / 1e3:,.0f} kB gzip")
-        chunks = sorted(p.stat().st_size for p in (index.parent / "details").iterdir())
-        print(f"details/: {len(chunks)} files, {sum(chunks) / 1e6:,.1f} MB total, median "
-              f"{statistics.median(chunks) / 1e3:,.0f} kB per agent (loaded only when opened)")
+        sizes = details_sizes(index.parent / "details")
+        fcp = None
         if Path(args.chromium).exists():
             fcp, ready, drill = browser_times(index, args.chromium)
             print(f"chromium: first contentful paint {fcp:.0f} ms, everything drawn {ready:.0f} ms "
                   f"after navigation; one agent's drill-down {drill:.0f} ms")
         else:
             print(f"chromium: not found at {args.chromium}; browser timings skipped")
+        print_goals(sizes, fcp, args.agents, args.tasks, args.attempts)
+
+
+def details_sizes(details: Path) -> dict[str, float]:
+    """details/ in kB: each agent's file gzipped (median, max), strings.js, the folder's total."""
+    agents = [p for p in details.iterdir() if p.name != "strings.js"]
+    gz = sorted(len(gzip.compress(p.read_bytes())) / 1e3 for p in agents)
+    raw = sorted(p.stat().st_size / 1e3 for p in agents)
+    strings = (details / "strings.js").read_bytes()
+    total = sum(p.stat().st_size for p in details.iterdir()) / 1e3
+    total_gz = sum(gz) + len(gzip.compress(strings)) / 1e3
+    out = {"median": statistics.median(gz), "max": gz[-1], "raw_median": statistics.median(raw),
+           "strings": len(gzip.compress(strings)) / 1e3, "strings_raw": len(strings) / 1e3,
+           "total": total, "total_gz": total_gz, "files": len(agents)}
+    print(f"details/: {len(agents)} agent files, gzip median {out['median']:,.1f} kB, max "
+          f"{out['max']:,.1f} kB per agent (raw median {out['raw_median']:,.1f} kB); strings.js "
+          f"{out['strings_raw']:,.1f} kB raw, {out['strings']:,.1f} kB gzip; folder "
+          f"{total:,.1f} kB raw, {total_gz:,.1f} kB gzip")
+    return out
+
+
+def print_goals(sizes: dict[str, float], fcp: float | None, agents: int, tasks: int,
+                attempts: int) -> None:
+    """Each goal, the figure at the full size (extrapolated linearly when run smaller), held or not."""
+    full = (agents, tasks, attempts) == (FULL["agents"], FULL["tasks"], FULL["attempts"])
+    per_agent = FULL["tasks"] * FULL["attempts"] / (tasks * attempts)  # runs per agent, scaled
+    folder = per_agent * FULL["agents"] / agents
+    how = "measured" if full else (f"extrapolated linearly from {agents} x {tasks} x {attempts} "
+                                   f"to {FULL['agents']} x {FULL['tasks']} x {FULL['attempts']}")
+    # the first drill-down loads strings.js and one agent's file; strings.js is read once
+    agent_kb = (sizes["max"] + sizes["strings"]) * (1 if full else per_agent)
+    folder_mb = sizes["total"] / 1e3 * (1 if full else folder)
+    held = {True: "holds", False: "MISSED"}
+    print(f"goal: one agent's details (a<N>.js max + strings.js) <= {GOAL_AGENT_KB} kB gzip: "
+          f"{agent_kb:,.1f} kB ({how}): {held[agent_kb <= GOAL_AGENT_KB]}")
+    print(f"goal: details/ <= {GOAL_FOLDER_MB} MB: {folder_mb:,.2f} MB ({how}): "
+          f"{held[folder_mb <= GOAL_FOLDER_MB]}")
+    if fcp is None:
+        print(f"goal: first contentful paint < {GOAL_PAINT_MS} ms: not measured (no Chromium)")
+    else:
+        print(f"goal: first contentful paint < {GOAL_PAINT_MS} ms: {fcp:.0f} ms "
+              f"({'measured' if full else f'measured at {agents} x {tasks} x {attempts}'}): "
+              f"{held[fcp < GOAL_PAINT_MS]}")
 
 
 if __name__ == "__main__":

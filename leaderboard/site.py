@@ -2,8 +2,9 @@
 
 `index.html` carries the ranking, plots and provenance as JSON in the page itself, with the
 script and styles inline (data/site.js, data/site.css); the evidence behind every evaluation is in
-`details/a<N>.js`, one file per agent, loaded when a reader opens that agent (a <script> tag, so
-it works from file:// as well as from a Hugging Face static Space). No local path is written.
+`details/a<N>.js`, one file per agent, and `details/strings.js`, the evidence text agents share,
+loaded when a reader opens an agent (<script> tags, so it works from file:// as well as from a
+Hugging Face static Space); site_details.py says how they are kept small. No local path is written.
 
 Every value goes into the page through safetext: JSON with `<`, `>`, `&`, U+2028/9 escaped
 (json_for_html), the graded code's text (evidence lines, crash messages) through public_text, and
@@ -25,6 +26,7 @@ import duckdb
 from gpu2tpu.harness.criteria import CATEGORIES, CRITERIA
 from gpu2tpu.leaderboard.queries import VIEWS, render, run_view
 from gpu2tpu.leaderboard.safetext import FILE_TEXT_LIMIT, json_for_html, public_json, public_text
+from gpu2tpu.leaderboard.site_details import write_details
 
 ASSETS = Path(__file__).parent / "data"
 _PALETTE = ("#b71c1c", "#e65100", "#fbc02d", "#6a1b9a", "#00acc1", "#ec407a", "#3949ab", "#7cb342",
@@ -42,10 +44,8 @@ def build_site(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path | N
     shutil.rmtree(details, ignore_errors=True)
     details.mkdir()
     index = {(a["agent"], a["model"], a["trust"]): a["i"] for a in data["agents"]}
-    for key, evals in _evaluations(con, to_dir, runs_root).items():
-        if key in index:
-            payload = json_for_html(evals)
-            (details / f"a{index[key]}.js").write_text(f"LB_DETAIL({index[key]},{payload});\n")
+    write_details(details, {index[key]: evals for key, evals in
+                            _evaluations(con, to_dir, runs_root).items() if key in index})
     for view in VIEWS:
         (to_dir / f"{view}.md").write_text(render(run_view(con, view), "markdown"))
     parts = {"CSS": (ASSETS / "site.css").read_text(), "DATA": json_for_html(data),
@@ -173,8 +173,8 @@ def _evaluations(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path |
             "claimed": e["claimed_success"], "reported_migrated": e["reported_migrated"],
             "verdict_changed": e["verdict_changed"], "agent_usd": e["agent_cost_usd"],
             "exec_usd": e["execution_cost_usd"], "chip_s": e["chip_seconds"],
-            "price_version": e["price_version"], "step_s": e["step_time_s"],
-            "ref_step_s": e["reference_step_time_s"], "compiles": e["compile_count"],
+            "price_version": e["price_version"], "step_ms": _ms(e["step_time_s"]),
+            "ref_step_ms": _ms(e["reference_step_time_s"]), "compiles": e["compile_count"],
             "goal_metric": _name(e["goal_metric"]), "goal": e["goal_value"],
             "references": e["reference_status"],
             "absent": None if e["evidence_absent"] is None else [_name(x) for x in e["evidence_absent"]],
@@ -216,6 +216,10 @@ def _public_file(src: Path) -> str | None:
         return json.dumps(public_json(json.loads(src.read_text()), FILE_TEXT_LIMIT, True), indent=1)
     except (OSError, ValueError):
         return None
+
+
+def _ms(seconds: Any) -> Any:
+    return None if seconds is None else float(seconds) * 1000  # the page's multiplication, here
 
 
 def _name(value: Any) -> Any:

@@ -91,9 +91,23 @@ def test_site_bench(tmp_path: Path, bench_cache: Path) -> None:
     positive(numbers(rf"^store: {N} evaluations, {N} evidence lines", out))
     non_negative(numbers(rf"^build_site: {N} s", out))  # 0.00 s is possible at this size
     positive(numbers(rf"^index.html: {N} kB raw, {N} kB gzip", out))
-    positive(numbers(rf"^details/: {N} files, {N} MB total, median {N} kB per agent", out)[::2])
-    positive(numbers(rf"^chromium: first contentful paint {N} ms, everything drawn {N} ms after "
-                     rf"navigation; one agent's drill-down {N} ms", out))
+    files, median, most, raw, strings_raw, strings_gz, folder, folder_gz = numbers(
+        rf"^details/: {N} agent files, gzip median {N} kB, max {N} kB per agent \(raw median {N} kB\); "
+        rf"strings.js {N} kB raw, {N} kB gzip; folder {N} kB raw, {N} kB gzip", out)
+    positive([files, median, raw, strings_raw, strings_gz, folder, folder_gz])
+    assert files == 5 and median <= most and folder_gz <= folder
+    fcp = numbers(rf"^chromium: first contentful paint {N} ms, everything drawn {N} ms after "
+                  rf"navigation; one agent's drill-down {N} ms", out)
+    positive(fcp)
+    # each goal at the full size, extrapolated from the tiny one and labelled so
+    scaled = "extrapolated linearly from 5 x 4 x 2 to 200 x 160 x 5"
+    agent_kb, = numbers(rf"^goal: one agent's details \(a<N>.js max \+ strings.js\) <= 200 kB gzip: "
+                        rf"{N} kB \({scaled}\): (?:holds|MISSED)$", out)
+    assert agent_kb == pytest.approx((most + strings_gz) * 100, rel=0.02)
+    folder_mb, = numbers(rf"^goal: details/ <= 50 MB: {N} MB \({scaled}\): (?:holds|MISSED)$", out)
+    assert folder_mb == pytest.approx(folder / 1e3 * 4000, rel=0.02)
+    paint = numbers(rf"^goal: first contentful paint < 1000 ms: {N} ms \(measured at 5 x 4 x 2\)", out)
+    assert paint == pytest.approx(fcp[:1], abs=0.5)
 
 
 def test_omp_wait_policy(tmp_path: Path, bench_cache: Path) -> None:

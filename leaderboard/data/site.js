@@ -1,5 +1,6 @@
 // gpu2tpu leaderboard page: reads the JSON embedded in index.html; drill-down data per agent is
-// loaded on demand from details/a<N>.js with a <script> tag (works from file://, no fetch).
+// loaded on demand from details/strings.js and details/a<N>.js with <script> tags (works from
+// file://, no fetch).
 (function () {
   "use strict";
   const D = JSON.parse(document.getElementById("lb-data").textContent);
@@ -190,14 +191,49 @@
   }
 
   // ---- drill-down ----
+  // details/strings.js (evidence entries agents share) and details/a<N>.js (one agent, columnar;
+  // leaderboard/site_details.py writes both and says how): decoded here into one object per run
+  const FORMAT = 1;
   const loaded = {};
-  window.LB_DETAIL = (i, evals) => { loaded[i] = evals; };
+  let shared = null;
+  const formatError = (what, f) => { throw new Error(`${what} has format ${f}, this page reads ${FORMAT}: write the folder again with gpu2tpu leaderboard site`); };
+  window.LB_STRINGS = (f, entries) => { if (f !== FORMAT) formatError("details/strings.js", f); shared = entries; };
+  window.LB_DETAIL = (i, f, d) => { if (f !== FORMAT) formatError(`details/a${i}.js`, f); loaded[i] = decode(d); };
+  const TRISTATE = ["migrated", "silent", "claimed", "reported_migrated", "verdict_changed"];
+  function decode(d) {
+    const entries = shared.concat(d.local);
+    const at = (c, n) => (Array.isArray(c) ? c[n] : c);
+    const evals = [];
+    for (let n = 0; n < d.n; n++) {
+      const e = { id: typeof d.id === "string" ? d.id.slice(16 * n, 16 * n + 16) : d.id[n], links: d.links[n] || {} };
+      for (const [k, c] of Object.entries(d.cols)) e[k] = at(c, n);
+      for (const k of ["task", "trust", "category", "price_version", "goal_metric", "references", "absent"]) e[k] = d.words[e[k]];
+      const bits = e.flags;
+      TRISTATE.forEach((k, b) => { const v = (bits >> (2 * b)) & 3; e[k] = v === 0 ? null : v === 2; });
+      e.crit = D.criteria.map((_, c) => Boolean((bits >> (2 * TRISTATE.length + c)) & 1));
+      e.ev = [];
+      const flat = d.ev[n];
+      for (let p = 0; p < flat.length;) {
+        const [crit, ok, source, pieces] = entries[flat[p++]];
+        let text = pieces[0];
+        for (let s = 1; s < pieces.length; s++) text += String(flat[p++]) + pieces[s];
+        e.ev.push([crit, ok, text, source]);
+      }
+      evals.push(e);
+    }
+    return evals;
+  }
+  function loadScript(src, done) {
+    const s = el("script", { src });
+    s.onload = () => done(true);
+    s.onerror = () => done(false);
+    document.body.append(s);
+  }
   function loadAgent(a, done) {
     if (loaded[a.i]) return done(loaded[a.i]);
-    const s = el("script", { src: "details/a" + a.i + ".js" });
-    s.onload = () => done(loaded[a.i] || []);
-    s.onerror = () => done(null);
-    document.body.append(s);
+    const agent = () => loadScript("details/a" + a.i + ".js", (ok) => done(ok ? loaded[a.i] || [] : null));
+    if (shared) return agent();
+    loadScript("details/strings.js", (ok) => (ok && shared ? agent() : done(null)));
   }
   function openAgent(a, task) {
     const box = $("#detail");
@@ -239,7 +275,7 @@
     fact("Re-score changed report.json", e.verdict_changed ? "yes" : "no");
     fact("Agent cost", usd(e.agent_usd));
     fact("Execution cost", usd(e.exec_usd) + (e.chip_s == null ? "" : ` (${num(e.chip_s, 1)} chip-seconds, prices ${e.price_version || "–"})`));
-    fact("Step time", e.step_s == null ? "–" : `${num(e.step_s * 1000, 1)} ms (reference ${e.ref_step_s == null ? "–" : num(e.ref_step_s * 1000, 1) + " ms"})`);
+    fact("Step time", e.step_ms == null ? "–" : `${num(e.step_ms, 1)} ms (reference ${e.ref_step_ms == null ? "–" : num(e.ref_step_ms, 1) + " ms"})`);
     fact("Compilations", e.compiles == null ? "–" : e.compiles);
     fact("References", { maintainer: "run by the maintainers", published: "match the published hashes",
       unpublished: "not published: built by the submitter" }[e.references] || "–");

@@ -263,6 +263,6 @@ def test_site_is_self_contained(store: Path, tmp_path: Path) -> None:
     for external in ("<script src", "<link", "@import", "url(", "fetch("):
         assert external not in page  # data, script and styles are inline; details/ is local
     assert page.index('"agent":"agent-b"') < page.index('"agent":"agent-a"')  # ranked order
-    assert sorted(p.name for p in (out / "details").iterdir()) == ["a0.js", "a1.js"]
+    assert sorted(p.name for p in (out / "details").iterdir()) == ["a0.js", "a1.js", "strings.js"]
     assert str(store) not in page and str(tmp_path) not in page  # no local paths
     assert (out / "agents.md").read_text().startswith("| rank |")
