@@ -88,8 +88,9 @@ def changelog(changes: list[Change]) -> str:
 def second_reads(projects: list[dict[str, Any]]) -> str:
     """The audit, data-fact and problem-statement paragraphs, counted from the rows and from the
     audit files of the records present."""
-    from gpu2tpu.corpus import audits
+    from gpu2tpu.corpus import audits, data_facts
 
+    read = data_facts.catalog_read_summary()
     ids = {str(r.get("id")) for r in projects}
     try:
         found = [a for rid, a in audits.load_audits().items() if rid in ids]
@@ -117,8 +118,11 @@ def second_reads(projects: list[dict[str, Any]]) -> str:
         f"{sum(1 for f in facts if f.get('gated'))} gated, "
         f"{sum(1 for f in facts if f.get('standin'))} with a stand-in a task already writes, "
         f"{sum(1 for f in facts if f.get('licence_or_terms') == 'unknown')} with licence or "
-        "terms `unknown` (not established). Each entry names the official page its facts are to "
-        "be checked against (`evidence`); the catalog has had no second read yet. "
+        "terms `unknown` (not established). Each entry names the pages its facts come from "
+        f"(`evidence`). A second read checked {read['read']} of the {read['entries']} entries "
+        f"against those sources (the most-named first; field `second_read`): {read['ok']} ok, "
+        f"{read['corrected']} corrected, {read['unverifiable']} whose main fact no source "
+        "established (their values stand as first written). "
         f"{stated} records state their model's parameter count in the pinned tree "
         "(column `model_params`, file:line).\n\n"
         "**Problem statements** (columns `problem_statement`, `problem_claims`): what `migrated` "
