@@ -32,7 +32,7 @@ from typing import Any
 from gpu2tpu.leaderboard.safetext import json_for_html
 
 FORMAT = 1  # the page refuses a details file of another format, naming both
-DIGIT_RUN = re.compile(r"\d+")
+DIGIT_RUN = re.compile(r"(\d+)")
 MAX_INT_DIGITS = 15  # exact as a JavaScript number
 ID_WIDTH = 16  # evaluation ids as the page shows them
 TRISTATE_FLAGS = ("migrated", "silent", "claimed", "reported_migrated", "verdict_changed")
@@ -49,10 +49,10 @@ FEW = 16  # a digit run with at most this many values over the page is written i
 
 def split_digits(text: str) -> tuple[tuple[str, ...], list[int | str]]:
     """`text` as literal pieces and the digit runs between them (len(pieces) = len(runs) + 1)."""
-    runs = DIGIT_RUN.findall(text)
+    parts = DIGIT_RUN.split(text)  # pieces and runs alternate (the pattern captures)
     values: list[int | str] = [
-        int(r) if len(r) <= MAX_INT_DIGITS and (r == "0" or r[0] != "0") else r for r in runs]
-    return tuple(DIGIT_RUN.split(text)), values
+        int(r) if len(r) <= MAX_INT_DIGITS and (r == "0" or r[0] != "0") else r for r in parts[1::2]]
+    return tuple(parts[::2]), values
 
 
 def shown(value: Any, decimals: int | str | None) -> Any:
@@ -173,10 +173,10 @@ def write_details(details: Path, agent_evals: dict[int, list[dict[str, Any]]]) -
 def agent_columns(evals: list[dict[str, Any]]) -> dict[str, Any]:
     """One agent's evaluations as columns (everything but the evidence)."""
     words: list[Any] = [None]  # index 0 is always null
-    word_at: dict[str, int] = {"null": 0}
+    word_at: dict[Any, int] = {None: 0}
 
     def word(value: Any) -> int:
-        key = json_for_html(value)
+        key = tuple(value) if isinstance(value, list) else value  # absent: a list of names
         if key not in word_at:
             word_at[key] = len(words)
             words.append(value)
