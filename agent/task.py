@@ -30,6 +30,7 @@ class AgentTask:
     target: str = DEFAULT_TARGET
     start_tree: Path | None = None  # the tree the agent starts from (upstream: verified + data)
     workdir: str = ""  # where the command runs, relative to the tree
+    project_statement: str | None = None  # upstream: the corpus record's problem statement
 
     @property
     def project_dir(self) -> Path:
@@ -77,6 +78,11 @@ class AgentTask:
             lines.append(f"- Optimizer steps the run must reach: {self.steps}.")
         if self.protected:
             lines.append(f"- Protected paths (do not modify): {', '.join(self.protected)}.")
+        if self.project_statement:
+            lines += ["", "## The project (the corpus record's problem statement)",
+                      "The command above, on stand-in data, is what this task runs and grades; "
+                      "the statement below describes the project as published.", "",
+                      self.project_statement.strip()]
         return "\n".join(lines) + "\n"
 
 
@@ -95,4 +101,15 @@ def load_task(tasks_dir: Path, task_id: str, target: str = DEFAULT_TARGET) -> Ag
                      target_chips=spec.target_chips, timeout_s=int(spec.timeout_s),
                      precision_policy=spec.precision_policy, steps=spec.steps,
                      protected=list(spec.protected), seed=spec.seed, seed_arg=spec.seed_arg,
-                     target=get_target(target).name, start_tree=start, workdir=spec.workdir)
+                     target=get_target(target).name, start_tree=start, workdir=spec.workdir,
+                     project_statement=project_statement(spec.source.repo) if spec.source else None)
+
+
+def project_statement(repo: str) -> str | None:
+    """The problem statement of the corpus record for `repo` (owner/name), None when the corpus
+    has no record of it."""
+    from gpu2tpu.corpus.problem import problem_statement
+    from gpu2tpu.corpus.records import PROJECTS_DIR, load_record
+
+    rec = load_record(PROJECTS_DIR / f"{repo.replace('/', '__')}.yaml")
+    return str(problem_statement(rec.data)["text"]) if rec.data else None
