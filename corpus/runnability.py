@@ -51,7 +51,7 @@ DATA_RULES: tuple[tuple[str, bool, str], ...] = (
 )
 LARGE_MODEL = re.compile(r"\b(llama|vicuna|mistral|llava|opt-\d|gpt-j|pythia|qwen|falcon"
                          r"|\d+(?:\.\d+)?b\b|stable diffusion|latent diffusion|dinov2"
-                         r"|vit-[lhg])",
+                         r"|vit-g)",  # ViT-L/H are medium in model_size.NAMES
                          re.IGNORECASE)
 # import or requirement names -> why they are heavy on a sandboxed CPU machine
 HEAVY_DEPS: dict[str, str] = {

@@ -205,6 +205,9 @@ def test_runnability_falls_back_to_data_scale_and_says_so() -> None:
         "size": "small", "where": "", "code": "",
         "evidence": "fallback, no model size found in the repository: trains only on small, "
                     "synthetic or simulated data"}
+    # the curated-text fallback agrees with the table: ViT-L (304M) is no large model
+    assert runnability.model_size({"task": "fine-tune ViT-L/14"}, [])["size"] == "medium"
+    assert runnability.model_size({"task": "finetune LLaMA-7B"}, [])["size"] == "large"
     repo = {"size": "large", "evidence": "the training command: names 'llama-7b'",
             "where": "train_command", "code": "python qlora.py --model_name_or_path llama-7b"}
     block = runnability.assess({"datasets": ["Alpaca"]}, {}, [], [], repo)
