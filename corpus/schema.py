@@ -62,7 +62,9 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
     "data_assessment": (List({"name": _S, "kind": _S, "standin_feasible": _B, "evidence": _S}),
                         "per dataset: synthetic / small / medium / large / simulator, and "
                         "whether stand-in data in its format is feasible"),
-    "model_size": ({"size": _S, "evidence": _S}, "small / medium / large, with the signal"),
+    "model_size": ({"size": _S, "evidence": _S, "where": _S, "code": _S},
+                   "small / medium / large, with the signal and where the repository states it "
+                   "(file:line and the line; empty for the data-scale fallback)"),
     "heavy_deps": (List({"name": _S, "why": _S, "seen_in": _S}),
                    "dependencies hard to install on a sandboxed CPU machine"),
     "environment": ({kind: List({k: _S for k in keys}) for kind, keys in ITEM_KEYS.items()},
@@ -246,8 +248,8 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
                              "standin_feasible": bool(d.get("standin_feasible")),
                              "evidence": _opt_str(d.get("evidence"))}
                             for d in run.get("data") or [] if isinstance(d, dict)],
-        "model_size": ({"size": _opt_str(model.get("size")),
-                        "evidence": _opt_str(model.get("evidence"))} if model else None),
+        "model_size": ({k: _opt_str(model.get(k)) for k in ("size", "evidence", "where", "code")}
+                       if model else None),
         "heavy_deps": [{k: _opt_str(d.get(k)) for k in ("name", "why", "seen_in")}
                        for d in run.get("heavy_deps") or [] if isinstance(d, dict)],
         "environment": _environment(rec.get(ENVIRONMENT)),
