@@ -238,3 +238,16 @@ def test_the_second_reads_piano_roll_counts_match_the_pinned_tcn_files(tmp_path:
             splits = [data[k].shape[1] for k in ("traindata", "validdata", "testdata")]
             size = catalog[name]["size"]
             assert f"{sum(splits):,}" in size and all(f"{n:,} " in size for n in splits), (name, splits)
+
+
+def test_one_name_means_one_dataset_across_records() -> None:
+    """The digits and the superpixel graphs, TU COLLAB and ogbl-collab, are separate entries."""
+    def resolved(record_id: str) -> dict[str, str]:
+        data = yaml.safe_load((PROJECTS_DIR / f"{record_id}.yaml").read_text())
+        return {f["name"]: f["dataset"] for f in data_facts(data)}
+
+    assert resolved("yaodongyu__TRADES")["MNIST"] == "MNIST"
+    gnn = resolved("graphdeeplearning__benchmarking-gnns")
+    assert gnn["MNIST superpixels"] == "MNIST superpixels (GNN benchmark)"
+    assert gnn["ogbl-collab"] == "ogbl-collab"
+    assert resolved("weihua916__powerful-gnns")["COLLAB"] == "COLLAB"
