@@ -241,7 +241,8 @@ def test_the_second_reads_piano_roll_counts_match_the_pinned_tcn_files(tmp_path:
 
 
 def test_one_name_means_one_dataset_across_records() -> None:
-    """The digits and the superpixel graphs, TU COLLAB and ogbl-collab, are separate entries."""
+    """The digits and the superpixel graphs, TU COLLAB and ogbl-collab, GraphSAGE's PPI and
+    pretrain-gnns' protein ego-networks, are separate entries."""
     def resolved(record_id: str) -> dict[str, str]:
         data = yaml.safe_load((PROJECTS_DIR / f"{record_id}.yaml").read_text())
         return {f["name"]: f["dataset"] for f in data_facts(data)}
@@ -251,3 +252,5 @@ def test_one_name_means_one_dataset_across_records() -> None:
     assert gnn["MNIST superpixels"] == "MNIST superpixels (GNN benchmark)"
     assert gnn["ogbl-collab"] == "ogbl-collab"
     assert resolved("weihua916__powerful-gnns")["COLLAB"] == "COLLAB"
+    assert resolved("rusty1s__pyg_autoscale")["PPI"] == "PPI"
+    assert "PPI" not in resolved("snap-stanford__pretrain-gnns")
