@@ -199,14 +199,22 @@ def load_audits(audits_dir: Path = AUDITS_DIR,
 
 def _pending(audit: Audit, projects_dir: Path) -> list[PendingCorrection]:
     data = load_record(projects_dir / f"{audit.record}.yaml").data or {}
+    return _unapplied(audit.record, data, [(c.field, c.correction) for c in audit.claims
+                                           if c.outcome == "corrected"])
+
+
+def _unapplied(record_id: str, data: dict[str, Any],
+               corrections: list[tuple[str, Any]]) -> list[PendingCorrection]:
+    """The (field, correction) pairs whose field in `data` does not hold the correction."""
     out = []
-    for c in audit.claims:
-        if c.outcome != "corrected":
-            continue
-        current = resolve(data, c.field)
-        if current != c.correction:
-            out.append(PendingCorrection(audit.record, c.field,
-                                         None if current is _MISSING else current, c.correction))
+    for field, correction in corrections:
+        try:
+            current = resolve(data, field)
+        except ValueError:  # not a field path (an unvalidated file): nothing holds it
+            current = _MISSING
+        if current is _MISSING or current != correction:
+            out.append(PendingCorrection(record_id, field,
+                                         None if current is _MISSING else current, correction))
     return out
 
 
@@ -230,15 +238,9 @@ def record_status(record: dict[str, Any], audits_dir: Path = AUDITS_DIR) -> str:
         raw = None
     if not isinstance(raw, dict) or raw.get("commit") != record.get("commit"):
         return NOT_AUDITED
-    for claim in raw.get("claims") or []:
-        if isinstance(claim, dict) and claim.get("outcome") == "corrected":
-            try:
-                current = resolve(record, str(claim.get("field")))
-            except ValueError:
-                return PENDING
-            if current is _MISSING or current != claim.get("correction"):
-                return PENDING
-    return VERIFIED
+    corrections = [(str(c.get("field")), c.get("correction")) for c in raw.get("claims") or []
+                   if isinstance(c, dict) and c.get("outcome") == "corrected"]
+    return PENDING if _unapplied(str(record.get("id")), record, corrections) else VERIFIED
 
 
 def pending_corrections(audits_dir: Path = AUDITS_DIR,

@@ -167,17 +167,22 @@ def _why(repos: list[str], considered: list[Considered]) -> list[str]:
             for why, names in groups.items()]
 
 
+def rebalance_notes(curation_dir: Path) -> list[Path]:
+    """The `rebalance-*.md` notes, newest first by the date in the name ("2026-12" is the month,
+    before "2026-12-05")."""
+    if not curation_dir.is_dir():
+        return []
+    return sorted(curation_dir.glob(_REBALANCE_GLOB), reverse=True,
+                  key=lambda p: (p.stem.removeprefix("rebalance-") + "-00-00")[:10])
+
+
 def changelog(curation_dir: Path, considered: list[Considered]) -> list[card.Change]:
     """What changed between revisions, newest first, from the curation logs: each
     `rebalance-*.md` note (its summary, tier moves, records out with the reason their considered
     row gives, records in), then former records that no note names (detail `was a record`)."""
     changes: list[card.Change] = []
     named: set[str] = set()
-    # newest first by date ("2026-12" is the month, before "2026-12-05")
-    notes = sorted(curation_dir.glob(_REBALANCE_GLOB), reverse=True,
-                   key=lambda p: (p.stem.removeprefix("rebalance-") + "-00-00")[:10]) \
-        if curation_dir.is_dir() else []
-    for path in notes:
+    for path in rebalance_notes(curation_dir):
         lines = path.read_text(encoding="utf-8").splitlines()
         title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), path.stem)
         first_section = next((i for i, ln in enumerate(lines) if ln.startswith("## ")),

@@ -277,15 +277,14 @@ def _side_file_problems(records: list[Record]) -> list[str]:
     """corpus/datasets.yaml and curation/model-params.yaml load, and every stated count names a
     record of the corpus."""
     out = []
-    for load in (data_facts.load_catalog, data_facts.load_model_params):
-        try:
-            load()
-        except data_facts.CatalogError as e:
-            out.append(str(e))
-    ids = {str(r.data.get("id")) for r in records if r.data}
     try:
-        stray = sorted(set(data_facts.load_model_params()) - ids)
-    except data_facts.CatalogError:
-        stray = []
-    out.extend(f"model-params.yaml entry '{rid}': no such record in corpus/projects" for rid in stray)
-    return out
+        data_facts.load_catalog()
+    except data_facts.CatalogError as e:
+        out.append(str(e))
+    try:
+        stated = data_facts.load_model_params()
+    except data_facts.CatalogError as e:
+        return [*out, str(e)]
+    ids = {str(r.data.get("id")) for r in records if r.data}
+    return out + [f"model-params.yaml entry '{rid}': no such record in corpus/projects"
+                  for rid in sorted(set(stated) - ids)]

@@ -44,8 +44,12 @@ def field_steps(field: str) -> list[str | int]:
 
 def resolve(data: Any, field: str) -> Any:
     """The record's value at `field`, or MISSING when the path does not lead anywhere."""
+    return _walk(data, field_steps(field))
+
+
+def _walk(data: Any, steps: list[str | int]) -> Any:
     value = data
-    for step in field_steps(field):
+    for step in steps:
         if isinstance(step, int):
             if not isinstance(value, list) or step >= len(value):
                 return MISSING
@@ -104,7 +108,7 @@ def apply(record: dict[str, Any], root: str, block: Any) -> Any:
             continue
         if steps[0] != root or len(steps) < 2:
             continue
-        parent = resolve({root: out}, _path(steps[:-1]))
+        parent = _walk(out, steps[1:-1])
         last = steps[-1]
         if isinstance(last, int) and isinstance(parent, list) and last < len(parent):
             parent[last] = copy.deepcopy(item.get("value"))
@@ -125,8 +129,3 @@ def unapplied(record: dict[str, Any]) -> list[tuple[str, str]]:
                         f"{item['field']} does not hold the corrected value: rewrite the block "
                         "(`gpu2tpu corpus scan --record` or `corpus environment --record`)"))
     return out
-
-
-def _path(steps: list[str | int]) -> str:
-    return "".join(f"[{s}]" if isinstance(s, int) else (f".{s}" if i else s)
-                   for i, s in enumerate(steps))

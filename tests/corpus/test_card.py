@@ -17,7 +17,7 @@ from corpus_helpers import write_considered
 from datasets import Features
 
 from gpu2tpu.corpus import card
-from gpu2tpu.corpus.build import build, changelog
+from gpu2tpu.corpus.build import build, changelog, rebalance_notes
 from gpu2tpu.corpus.records import CURATION_DIR, load_considered
 from gpu2tpu.corpus.schema import CONFIG_FEATURES
 
@@ -172,8 +172,8 @@ def test_changelog_of_the_real_logs_names_every_swap_with_a_reason():
     considered, problems = load_considered(CURATION_DIR)
     assert problems == []
     changes = changelog(CURATION_DIR, considered)
-    notes = sorted(CURATION_DIR.glob("rebalance-*.md"), reverse=True,
-                   key=lambda p: (p.stem.removeprefix("rebalance-") + "-00-00")[:10])
+    notes = rebalance_notes(CURATION_DIR)
+    assert sorted(notes) == sorted(CURATION_DIR.glob("rebalance-*.md"))  # every note, once
     assert [c.source for c in changes][:len(notes)] == [p.name for p in notes]
     assert [p.name for p in notes][:2] == ["rebalance-2026-12-05.md", "rebalance-2026-12.md"]
     for change, note in zip(changes, notes):
