@@ -92,7 +92,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     from gpu2tpu.tasks.materialise import original_tree
 
     apply_task_options(args)
-    ids = args.ids or [t for t in list_tasks() if find_task(t).upstream]
+    ids = args.ids or list_tasks(kind="upstream")
     failed = 0
     for task_id in ids:
         spec = find_task(task_id)

@@ -44,11 +44,13 @@ def _task_homes() -> dict[str, Path]:
                 task_id = str(read_task_yaml(task_dir).get("task_id") or task_dir.name)
                 homes.setdefault(task_id, task_dir)
     return homes
-def list_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:
+def list_tasks(tasks_dir: Path = TASKS_DIR, kind: str | None = None) -> list[str]:
+    """Task ids found, sorted; with `kind` ("practice" or "upstream") only those of that kind."""
     found = set(_task_homes()) if tasks_dir == TASKS_DIR else set()
     if tasks_dir.is_dir():
         found |= {p.name for p in tasks_dir.iterdir() if (p / "task.yaml").exists()}
-    return sorted(found)
+    ids = sorted(found)
+    return ids if kind is None else [t for t in ids if find_task(t, tasks_dir).kind == kind]
 
 
 def find_task(task_id: str, tasks_dir: Path = TASKS_DIR) -> RunSpec:

@@ -80,7 +80,7 @@ def practice_predictions(whole: set[str]) -> list[dict]:
 def practice_tasks() -> list[str]:
     from gpu2tpu.tasks.finder import list_tasks
 
-    return [t for t in list_tasks() if not find_task(t).upstream]
+    return list_tasks(kind="practice")
 
 
 @pytest.fixture(scope="session")

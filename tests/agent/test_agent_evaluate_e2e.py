@@ -33,7 +33,7 @@ def _practice_task() -> str | None:
 
 
 def _upstream_task() -> str | None:
-    ids = [t for t in list_tasks() if find_task(t).upstream]
+    ids = list_tasks(kind="upstream")
     return "tkipf__pygcn" if "tkipf__pygcn" in ids else (ids[0] if ids else None)
 
 

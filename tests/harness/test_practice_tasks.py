@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gpu2tpu.harness.cli import DEMO_BROKEN, DEMO_TASK
 from gpu2tpu.harness.regrade import IntegrityError, regrade_report
@@ -16,19 +15,12 @@ from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, expected, graded, labelle
 from gpu2tpu.tasks import TASKS_DIR
 from gpu2tpu.tasks.finder import find_task
 from gpu2tpu.tasks.finder import list_tasks as all_tasks
-from gpu2tpu.tasks.spec import VALIDATED_FILE
+from gpu2tpu.tasks.spec import VALIDATED_FILE, read_label
 
 
 def list_tasks() -> list[str]:
     """The practice tasks (upstream tasks are graded in test_upstream_tasks.py)."""
-    return [t for t in all_tasks() if not find_task(t).upstream]
-
-
-def _label(task_id: str, agent: str) -> dict:
-    if agent == "gold" or agent.startswith("alt-"):
-        return {"failing": [], "category": None, "silent": False}
-    name = agent.removeprefix("broken-")
-    return yaml.safe_load((TASKS_DIR / task_id / "migrations" / "broken" / f"{name}.yaml").read_text())
+    return all_tasks(kind="practice")
 
 
 def _reports(run: Path) -> list[dict]:
@@ -41,8 +33,7 @@ def test_suite_shape() -> None:
     assert len(tasks) >= 3
     broken = [p for t in tasks for p in (TASKS_DIR / t / "migrations" / "broken").glob("*.patch")]
     assert len(broken) >= 8
-    categories = {_label(t, "broken-" + p.stem)["category"]
-                  for t in tasks for p in (TASKS_DIR / t / "migrations" / "broken").glob("*.patch")}
+    categories = {read_label(p).category for p in broken}
     for needed in ("wrong_device", "recompilation", "host_sync", "cpu_fallback", "config_drift",
                    "chips_unused", "workload_changed", "patch_rejected", "crash", "tampered"):
         assert needed in categories, f"no broken migration labelled {needed}"

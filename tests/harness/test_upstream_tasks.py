@@ -17,7 +17,7 @@ from gpu2tpu.tasks.spec import read_label
 SHARED_SOURCES = Path(__file__).resolve().parents[3] / "shared" / "sources"
 # CI grades every gold, and the whole labelled suite of each task whose validated.json no longer
 # holds (harness/validated.py); WHOLE_SUITES_ENV=1 grades every whole suite, as `validate --all` does
-UPSTREAM = [t for t in list_tasks() if find_task(t).upstream]
+UPSTREAM = list_tasks(kind="upstream")
 
 
 @pytest.fixture(scope="session")

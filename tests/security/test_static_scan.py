@@ -251,7 +251,7 @@ def _scan_shipped(task_id: str, patch_of) -> list[tuple[str, int]]:
 
 
 def test_shipped_practice_migrations_scan_clean() -> None:
-    practice = [t for t in list_tasks() if not find_task(t).upstream]
+    practice = list_tasks(kind="practice")
     scanned = [m for t in practice for m in _scan_shipped(t, lambda s, n: s.migration_file(n).read_text())]
     assert len(scanned) >= 30
     assert [n for n, k in scanned if k] == ["broken/rebinds_probe"]  # labelled tampered: flagged
@@ -262,7 +262,7 @@ def test_shipped_upstream_recipes_scan_clean() -> None:
 
     if not os.environ.get(SOURCES_ENV) and SHARED_SOURCES.is_dir():
         os.environ[SOURCES_ENV] = str(SHARED_SOURCES)
-    upstream = [t for t in list_tasks() if find_task(t).upstream]
+    upstream = list_tasks(kind="upstream")
     missing = [t for t in upstream if source_present(find_task(t).source) == "missing"]  # type: ignore[arg-type]
     if not os.environ.get(SOURCES_ENV) or missing:
         pytest.skip(f"{SOURCES_ENV} is unset or lacks {', '.join(missing) or 'the sources'}: the upstream "
