@@ -10,6 +10,7 @@ from typing import Any
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness.criteria import CRITERION_NAMES
+from gpu2tpu.harness.engine import add_engine_options, engine_from_args, run_evaluations
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
 from gpu2tpu.tasks.finder import find_task
 from gpu2tpu.tasks.options import add_task_options, apply_task_options
@@ -36,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="run the graded code without bubblewrap when it is missing (reports say "
                    "sandbox: none; the leaderboard refuses such runs)")
     add_task_options(p)
+    add_engine_options(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("report", help="re-grade a run from its saved traces (runs nothing)",
@@ -50,20 +52,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                        f"{', '.join(DEMO_BROKEN)}. Prints the verdict table and the expected labels.")
     p.add_argument("--runs", type=Path, default=Path("runs"))
     p.add_argument("--workers", type=int, default=1)
+    add_engine_options(p)
     p.set_defaults(func=cmd_demo)
     from gpu2tpu.harness.validate import register as register_validate
     register_validate(sub)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from gpu2tpu.harness.evaluate import evaluate_predictions
     from gpu2tpu.harness.predictions import PredictionError
 
     apply_task_options(args)
+    engine = engine_from_args(args)
     try:
-        summary = evaluate_predictions(args.predictions, args.run_id, args.runs, args.tasks,
-                                       args.workers, args.target, args.timeout,
-                                       unsafe=args.unsafe_no_sandbox)
+        summary = run_evaluations(args.predictions, args.run_id, args.runs, args.tasks,
+                                  args.workers, args.target, args.timeout,
+                                  unsafe=args.unsafe_no_sandbox, engine=engine)
     except PredictionError as exc:
         raise UserError(str(exc)) from exc
     run_dir = args.runs.expanduser() / args.run_id
@@ -106,8 +109,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from gpu2tpu.harness.evaluate import evaluate_predictions
-
+    engine = engine_from_args(args)
     spec = find_task(DEMO_TASK)
     mig = spec.task_dir / "migrations"
     lines = [{"schema_version": 1, "task_id": DEMO_TASK, "agent": "gold",
@@ -121,7 +123,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         preds = Path(tmp) / "demo.jsonl"
         preds.write_text("".join(json.dumps(line) + "\n" for line in lines))
-        summary = evaluate_predictions(preds, "demo", args.runs, workers=args.workers)
+        summary = run_evaluations(preds, "demo", args.runs, workers=args.workers, engine=engine)
     rows = load_rows(args.runs.expanduser() / "demo", summary["evaluations"])
     print(format_table(rows))
     def outcome(r: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from gpu2tpu.harness import validated
 from gpu2tpu.harness.criteria import CRITERION_NAMES
+from gpu2tpu.harness.engine import Engine, add_engine_options, engine_from_args, run_evaluations
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.options import add_task_options, apply_task_options
@@ -112,9 +113,9 @@ def confusion_table(items: list[Labelled], verdicts: dict[tuple[str, str], dict[
 
 def validate(task_ids: list[str], runs_root: Path, run_id: str, workers: int = 1,
              target: str = DEFAULT_TARGET, gold_only: frozenset[str] = frozenset(),
+             engine: Engine | None = None,
              ) -> tuple[list[Labelled], dict[tuple[str, str], dict[str, Any]]]:
     """Grade the labelled migrations of `task_ids` (only the gold of those in `gold_only`)."""
-    from gpu2tpu.harness.evaluate import evaluate_predictions
 
     items = [m for t in task_ids for m in labelled_migrations(find_task(t))
              if t not in gold_only or m.agent == "gold"]
@@ -123,7 +124,8 @@ def validate(task_ids: list[str], runs_root: Path, run_id: str, workers: int = 1
         preds.write_text("".join(json.dumps({"schema_version": 1, "task_id": m.task_id, "agent": m.agent,
                                              "patch": m.patch, "claimed_success": True}) + "\n"
                                  for m in items))
-        summary = evaluate_predictions(preds, run_id, runs_root, workers=workers, target_name=target)
+        summary = run_evaluations(preds, run_id, runs_root, workers=workers, target_name=target,
+                                  engine=engine)
     run_dir = runs_root / run_id
     verdicts = {}
     for rel in summary["evaluations"]:
@@ -159,11 +161,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--target", choices=TARGET_NAMES, default=DEFAULT_TARGET)
+    add_engine_options(p)
     p.set_defaults(func=cmd_validate)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     apply_task_options(args)
+    engine = engine_from_args(args)
     task_ids = args.tasks or ([_task_id_of(d) for d in args.task_dir if (d / "task.yaml").is_file()]
                               if args.task_dir and not args.all else []) or list_tasks()
     gold_only, whole = plan(task_ids, args.changed)
@@ -178,7 +182,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     started = time.monotonic()
     for task_id in task_ids:  # one task at a time, so each one's cost is measured alone
         t0 = time.monotonic()
-        got_items, got = validate([task_id], runs, args.run_id, args.workers, args.target, gold_only)
+        got_items, got = validate([task_id], runs, args.run_id, args.workers, args.target, gold_only,
+                                  engine)
         wall = time.monotonic() - t0
         items += got_items
         verdicts.update(got)

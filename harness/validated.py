@@ -18,9 +18,14 @@ from typing import Any
 from gpu2tpu.tasks.spec import VALIDATED_FILE, RunSpec
 
 # The code that decides verdicts: the harness, the sandbox and the task machinery, less the
-# command-line front ends that only choose what to grade.
+# command-line front ends that only choose what to grade, and the engines that only choose where
+# it runs (the Ray engine runs the local evaluator unchanged on each node and moves its files; the
+# only verdict it writes itself is `infra`, for an evaluation lost twice; tests/harness/test_ray.py
+# checks its verdicts against the local engine's).
 _NOT_GRADING = {"harness/cli.py", "harness/validate.py", "harness/validated.py", "tasks/cli.py",
-                "tasks/options.py", "tasks/finder.py"}
+                "tasks/options.py", "tasks/finder.py", "harness/engine.py", "harness/ray_engine.py",
+                "harness/ray_tasks.py", "harness/ref_store.py", "harness/node_facts.py",
+                "harness/ray_cluster.py"}
 
 
 def grading_files() -> list[Path]:

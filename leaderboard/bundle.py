@@ -22,6 +22,7 @@ from typing import Any, cast
 
 import yaml
 
+from gpu2tpu.harness.engine import Engine
 from gpu2tpu.harness.report import hash_file
 from gpu2tpu.leaderboard.runfiles import SubmissionRefused, load_entries
 from gpu2tpu.leaderboard.safetext import UnsafeName, check_name
@@ -212,9 +213,10 @@ def _check_names(work: Path, manifest: dict[str, Any], bundle: Path) -> Path:
     return meta
 
 
-def verify(bundle: Path, db: Path, runs_root: Path | None = None, workers: int = 1) -> Any:
-    """Re-execute a bundle's predictions here and store the outcome as verified."""
-    from gpu2tpu.harness.evaluate import evaluate_predictions
+def verify(bundle: Path, db: Path, runs_root: Path | None = None, workers: int = 1,
+           engine: Engine | None = None) -> Any:
+    """Re-execute a bundle's predictions (here, or on Ray) and store the outcome as verified."""
+    from gpu2tpu.harness.engine import run_evaluations
     from gpu2tpu.leaderboard.ingest import VERIFIED, submit
 
     with tempfile.TemporaryDirectory(prefix="gpu2tpu-verify-") as tmp:
@@ -222,7 +224,7 @@ def verify(bundle: Path, db: Path, runs_root: Path | None = None, workers: int =
         meta = _check_names(work, unpack(bundle, work), Path(bundle))
         run_id = "verify-" + hash_file(Path(bundle).expanduser())[:16]
         root = Path(runs_root).expanduser() if runs_root else Path(tmp) / "runs"
-        summary = evaluate_predictions(work / PREDICTIONS, run_id, root, workers=workers)
+        summary = run_evaluations(work / PREDICTIONS, run_id, root, workers=workers, engine=engine)
         if not summary.get("evaluations"):
             raise SubmissionRefused(f"{Path(bundle).name}: no prediction could be evaluated: "
                                     f"{summary.get('errors')}")

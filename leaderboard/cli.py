@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpu2tpu.harness.engine import add_engine_options, engine_from_args
 from gpu2tpu.leaderboard.paths import DB_ENV, default_db_path
 from gpu2tpu.leaderboard.queries import FORMATS, TRUSTS, VIEWS, hidden_note, render, run_sql, run_view
 
@@ -127,6 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ver.add_argument("bundle", type=Path, metavar="BUNDLE")
     ver.add_argument("--runs", type=Path, help="keep the re-executed run under this directory")
     ver.add_argument("--workers", type=int, default=1, help="parallel evaluations (default 1)")
+    add_engine_options(ver)
     _db_option(ver, default=_S)
     ver.set_defaults(func=_cmd_verify)
 
@@ -246,7 +248,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from gpu2tpu.leaderboard.runfiles import SubmissionRefused
 
     try:
-        result = verify(args.bundle, _db(args), args.runs, workers=args.workers)
+        result = verify(args.bundle, _db(args), args.runs, workers=args.workers,
+                        engine=engine_from_args(args))
     except SubmissionRefused as exc:
         raise _user_error(f"verification refused, nothing written: {exc}") from exc
     print(result.message())

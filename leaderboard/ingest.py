@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from gpu2tpu.harness import node_facts
 from gpu2tpu.harness.regrade import regrade
 from gpu2tpu.harness.report import Report, ReportError, RunLayout
 from gpu2tpu.leaderboard import prices as price_table
@@ -358,8 +359,9 @@ def _price_for(
         return None  # nothing ran (e.g. patch rejected): no execution cost to price
     if not target:
         raise SubmissionRefused(f"{report.path}: execution used chip time but names no target")
+    node = node_facts.read(report.path.parent) or {}
     try:
-        return price_table.lookup(str(target), prices, version)
+        return price_table.lookup_run(str(target), node.get("accelerator"), prices, version)
     except price_table.UnknownPrice as exc:
         raise SubmissionRefused(f"{report.path}: {exc.args[0]}") from exc
 

@@ -78,6 +78,22 @@ def lookup(target: str, prices: list[Price], version: str | None = None) -> Pric
     )
 
 
+def lookup_run(target: str, accelerator: str | None, prices: list[Price],
+               version: str | None = None) -> Price:
+    """The price of a run on `target`: the target's own row where it has one (`xla-cpu`), else the
+    row of the accelerator the run's host reported (`tpu` on a v6e host: `tpu-v6e`; node.json)."""
+    try:
+        return lookup(target, prices, version)
+    except UnknownPrice as exc:
+        if not accelerator or not accelerator.startswith(("tpu-", "gpu-")):
+            raise UnknownPrice(
+                f"{exc.args[0]}; a TPU target is priced by the accelerator its host reported, and "
+                f"this run's node.json names {accelerator or 'none'}: evaluate it again with this "
+                "gpu2tpu on a host whose accelerator it detects (harness/node_facts.py)"
+            ) from None
+    return lookup(accelerator, prices, version)
+
+
 def prices_arrow(prices: list[Price]) -> pa.Table:
     return pa.table(
         {

@@ -162,6 +162,40 @@ def test_validity_margins(tmp_path: Path, bench_cache: Path) -> None:
     assert re.search(r"^verdicts that changed between runs: ", out, re.MULTILINE), out
 
 
+@pytest.mark.slow
+def test_ray_bench(tmp_path: Path, bench_cache: Path) -> None:
+    out = run_bench("ray_bench.py", "--tiny", tmp=tmp_path, cache=bench_cache, timeout=900)
+    rows = re.findall(rf"^(local, \d worker\(s\)|Ray, \d worker node\(s\)) +{N} +{N} +{N}x$", out,
+                      re.MULTILINE)
+    assert [r[0] for r in rows] == ["local, 1 worker(s)", "local, 2 worker(s)", "Ray, 1 worker node(s)",
+                                    "Ray, 2 worker node(s)"], out
+    positive([float(v) for r in rows for v in r[1:]])
+    local, ray = numbers(rf"^per evaluation with nothing to run \(1 vs 3 evaluations\): local {N} s, "
+                         rf"Ray {N} s", out)
+    overhead = numbers(rf"^Ray's overhead per evaluation: {N} s \(goal: under 1 s\)", out)[0]
+    assert overhead == pytest.approx(ray - local, abs=0.011), (local, ray, overhead)
+
+
+def test_tpu_cost(tmp_path: Path) -> None:
+    """The cost of one pass is each measured gold's wall on its chips, at each TPU price."""
+    from gpu2tpu.harness.execution import reference_key
+    from gpu2tpu.harness.ref_store import COMPLETE
+    from gpu2tpu.harness.targets import get_target
+    from gpu2tpu.tasks.finder import find_task
+
+    spec = find_task("cifar_amp")
+    bundle = tmp_path / "cache" / "references" / f"cifar_amp-{reference_key(spec, get_target('xla-cpu'))}"
+    for run, wall in (("gold", 1800.0), *((f"seed-{s}", 360.0) for s in spec.seeds)):
+        (bundle / run).mkdir(parents=True)
+        (bundle / run / "process.json").write_text(json.dumps({"wall_s": wall}))
+    (bundle / COMPLETE).write_text("{}")
+    out = run_bench("tpu_cost.py", tmp=tmp_path, cache=tmp_path / "cache")
+    hours = 1800.0 * spec.target_chips / 3600
+    assert f"1 task(s) measured, 1 attempt(s) each: {hours:.2f} chip-hours" in out, out
+    assert f"references {360.0 * len(spec.seeds) / 3600:.2f} h" in out, out
+    assert f"| tpu-v5e | 1.20 | {hours * 1.20:.2f} |" in out, out
+
+
 def test_kernel_view_overhead(tmp_path: Path, bench_cache: Path) -> None:
     out = run_bench("kernel_view_overhead.py", "--tiny", tmp=tmp_path, cache=bench_cache)
     plain, watched, ratio = numbers(rf"^loops in 0.2 CPU s: plain {N}, watched {N}, ratio {N} "

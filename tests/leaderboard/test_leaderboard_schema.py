@@ -143,6 +143,24 @@ def test_price_table_is_sourced_and_complete() -> None:
         prices.lookup("tpu-v9", table)
 
 
+def test_every_target_prices() -> None:
+    """Every target resolves to a price: the emulated one by its own row, a TPU target by the
+    generation its host reports (node.json); a TPU run with no TPU generation is refused."""
+    from gpu2tpu.harness.node_facts import tpu_generation
+    from gpu2tpu.harness.targets import TARGETS
+
+    table = prices.load_prices()
+    for name, target in TARGETS.items():
+        host = "cpu" if target.emulated else tpu_generation("v6e-8")
+        price = prices.lookup_run(name, host, table)
+        assert price.usd_per_chip_hour == (0.0 if target.emulated else 2.70), name
+        if not target.emulated:
+            for reported in (None, "cpu"):  # never a silent zero from the CPU row
+                with pytest.raises(prices.UnknownPrice, match="priced by the accelerator"):
+                    prices.lookup_run(name, reported, table)
+    assert prices.lookup_run("tpu", tpu_generation("v5litepod-16"), table).accelerator == "tpu-v5e"
+
+
 def test_prices_sync_is_versioned(tmp_path: Path) -> None:
     con = open_writable(tmp_path / "p.duckdb")
     table = prices.load_prices()
