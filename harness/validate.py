@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu2tpu.errors import UserError
 from gpu2tpu.harness import validated
 from gpu2tpu.harness.criteria import CRITERION_NAMES
 from gpu2tpu.harness.engine import Engine, add_engine_options, engine_from_args, run_evaluations
@@ -134,6 +135,38 @@ def validate(task_ids: list[str], runs_root: Path, run_id: str, workers: int = 1
     return items, verdicts
 
 
+Verdicts = dict[tuple[str, str], dict[str, Any]]  # (task, agent) -> verdict
+
+
+def regrade_runs(run_dirs: list[Path]) -> tuple[list[Labelled], Verdicts, list[str]]:
+    """Grade saved labelled runs again with this grading code (no candidate runs): what a change to
+    the criteria would do to each labelled migration. Evaluations of a task that changed since are
+    skipped, with the reason. Proves nothing about the code that records traces, so writes no record."""
+    from gpu2tpu.harness.regrade import regrade
+    from gpu2tpu.harness.report import Report, ReportError, RunLayout, read_json
+
+    items: dict[tuple[str, str], Labelled] = {}
+    verdicts: dict[tuple[str, str], dict[str, Any]] = {}
+    skipped: list[str] = []
+    for run_dir in run_dirs:
+        layout = RunLayout(run_dir)
+        if not layout.summary.is_file():
+            raise UserError(f"{run_dir} has no summary.json: give run directories written by "
+                            "`gpu2tpu validate` or `evaluate`")
+        for rel in read_json(layout.summary).get("evaluations") or []:
+            path = layout.inside(str(rel))
+            try:
+                report = Report.load(path)
+                labels = {m.agent: m for m in labelled_migrations(find_task(report.task_id))}
+                if report.agent not in labels:
+                    continue  # not a labelled migration
+                verdicts[(report.task_id, report.agent)] = regrade(report, path)["verdict"]
+                items[(report.task_id, report.agent)] = labels[report.agent]
+            except (ReportError, UserError, OSError) as exc:
+                skipped.append(f"{rel}: {exc}")
+    return list(items.values()), verdicts, skipped
+
+
 def plan(task_ids: list[str], changed_only: bool) -> tuple[frozenset[str], dict[str, str]]:
     """(tasks graded gold only, why each other task gets its whole suite). With `changed_only`,
     a task whose validation record still holds gets its gold only; otherwise every task is whole."""
@@ -161,12 +194,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--target", choices=TARGET_NAMES, default=DEFAULT_TARGET)
+    p.add_argument("--regrade", nargs="+", type=Path, metavar="RUN_DIR",
+                   help="run nothing: grade these saved runs of labelled migrations again with this "
+                   "grading code and compare with the labels (what a criteria change would do; "
+                   "writes no validated.json)")
     add_engine_options(p)
     p.set_defaults(func=cmd_validate)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     apply_task_options(args)
+    if args.regrade:
+        return _cmd_regrade(args.regrade)
     engine = engine_from_args(args)
     task_ids = args.tasks or ([_task_id_of(d) for d in args.task_dir if (d / "task.yaml").is_file()]
                               if args.task_dir and not args.all else []) or list_tasks()
@@ -200,6 +239,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print(f"\n{len(items) - len(wrong)} of {len(items)} migrations graded as labelled, "
           f"{len(task_ids)} task(s) in {total:.0f} s ({total / max(1, len(task_ids)):.0f} s per task)")
     return 1 if wrong else 0
+
+
+def _cmd_regrade(run_dirs: list[Path]) -> int:
+    items, verdicts, skipped = regrade_runs([d.expanduser() for d in run_dirs])
+    for line in skipped:
+        print(f"skipped {line}")
+    print(confusion_table(items, verdicts))
+    wrong = mismatches(items, verdicts)
+    for line in wrong:
+        print(f"MISMATCH {line}")
+    print(f"\n{len(items) - len(wrong)} of {len(items)} saved migrations regraded as labelled "
+          f"({len(skipped)} skipped)")
+    return 1 if wrong or not items else 0
 
 
 def _task_id_of(task_dir: Path) -> str:

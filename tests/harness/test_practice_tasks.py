@@ -103,6 +103,23 @@ def test_tampered_trace_is_refused(practice_run: Path, tmp_path: Path) -> None:
         regrade_report(trace.parent / "report.json")
 
 
+def test_validate_regrade_grades_saved_runs_against_the_labels(
+        practice_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`validate --regrade` runs nothing: the saved labelled runs, graded again, against their
+    labels; an evaluation whose evidence was altered is skipped, saying why."""
+    from gpu2tpu.cli import main
+
+    run = tmp_path / "practice"
+    shutil.copytree(practice_run, run)
+    trace = run / "broken-stays_on_cpu" / "cifar_amp" / "trace.jsonl"
+    trace.write_text(trace.read_text() + "\n")
+    assert main(["validate", "--regrade", str(run)]) == 0
+    out = capsys.readouterr().out
+    n = len(_reports(practice_run)) - 1  # every practice evaluation is a labelled migration
+    assert f"{n} of {n} saved migrations regraded as labelled (1 skipped)" in out
+    assert "skipped broken-stays_on_cpu/cifar_amp/report.json" in out and "trace.jsonl" in out
+
+
 def test_report_cli_matches(practice_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from gpu2tpu.cli import main
 

@@ -228,9 +228,18 @@ def test_a_ray_cluster_grades_the_demo_and_two_upstream_tasks_as_the_local_engin
     def upstream(task: str, agent: str) -> bool:
         return task in UPSTREAM_TWO and agent == "gold"
 
+    from gpu2tpu.tasks.finder import find_task
+    from gpu2tpu.tasks.materialise import materialise
+
     local = {**_labelled(practice_run, demo), **_labelled(upstream_run, upstream)}
     assert len(local) == 6
-    _write(tmp_path / "preds.jsonl", _predictions(practice_run, demo) + _predictions(upstream_run, upstream))
+    lines = _predictions(practice_run, demo) + _predictions(upstream_run, upstream)
+    for line in lines:  # the demo's gold as a migrated directory: its tree travels to the node
+        if line["task_id"] == "cifar_amp" and line["agent"] == "gold":
+            materialise(find_task("cifar_amp"), tmp_path / "gold tree", migration="gold")
+            line["migrated_dir"] = "gold tree"
+            del line["patch"]
+    _write(tmp_path / "preds.jsonl", lines)
     with LoopbackCluster([{"CPU": 1, "TPU": 1}] * 2) as cluster:
         command = [*GPU2TPU, "evaluate", "--predictions", "preds.jsonl", "--run-id", "on-ray",
                    "--engine", "ray", "--address", cluster.address, "--ray-resources", TPU_STAND_IN]
