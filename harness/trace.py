@@ -100,6 +100,16 @@ class Trace:
     def final_counters(self) -> dict[str, Any] | None:
         return (self.end or {}).get("counters") or self.counters_at(len(self.steps))
 
+    def step_deltas(self, key: str, warmup: int) -> list[float]:
+        """How much cumulative counter `key` grew in each optimizer step after `warmup` steps
+        (steps without counters left out)."""
+        out = []
+        for i in range(max(1, warmup), len(self.steps)):
+            before, after = self.steps[i - 1].get("counters"), self.steps[i].get("counters")
+            if isinstance(before, dict) and isinstance(after, dict):
+                out.append(float(after.get(key, 0)) - float(before.get(key, 0)))
+        return out
+
     def step_median(self, key: str, warmup: int) -> float | None:
         """The median of a per-step number (`wall_s`, `cpu_s`) after `warmup` steps, or None."""
         values = [float(s[key]) for s in self.steps[warmup:] if isinstance(s.get(key), (int, float))]

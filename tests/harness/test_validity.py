@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness import criteria
+from gpu2tpu.harness.criteria import CRITERION_NAMES
 from gpu2tpu.harness.runner import run_probed
 from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.trace import RunRecord, Trace
@@ -482,3 +484,65 @@ def test_closure_steps_record_their_first_evaluation_and_the_network_that_owns_n
         assert step["closure_calls"] == int(words[3]) > 1 and step["micro_batches"] == 1
         assert step["batch_size"] == [1] and step["input_devices"] == ["cpu"]
     assert trace.model and len(trace.model["leaf_modules"]) == 3
+
+
+def _with_reads(run: RunRecord, reads_in_step: Callable[[int], int]) -> RunRecord:
+    """`run` with cumulative host-read counters: `reads_in_step(i)` reads in optimizer step i."""
+    steps, total = [], 0
+    for i, s in enumerate(run.trace.steps):
+        total += reads_in_step(i)
+        steps.append({**s, "counters": {"compiles": 3, "host_reads": total, "syncs": i + 1}})
+    trace = copy.deepcopy(run.trace)
+    trace.steps = steps
+    return RunRecord(process=run.process, trace=trace, goal=run.goal)
+
+
+def _host_line(verdict: dict) -> dict:
+    return next(e for e in verdict["criteria"]["performance"]["evidence"] if "host reads" in e["text"])
+
+
+def _checkpointing(tensors: int) -> Callable[[int], int]:
+    """A loss read every fifth step and a `torch.save` of `tensors` device tensors every tenth."""
+    return lambda i: (1 if i % 5 == 0 else 0) + (tensors if i % 10 == 9 else 0)
+
+
+def test_a_read_every_step_is_host_sync_beside_a_gold_whose_checkpoints_read_many_tensors() -> None:
+    """A gold that saves its checkpoints with `torch.save` reads every tensor in those steps (2.95
+    reads per step on average in nanoGPT's). A migration that reads `.item()` every step and saves
+    with `xm.save` (one transfer) averages less, and still reads every step: `host_sync`."""
+    spec, target = find_task("cifar_amp"), get_target("xla-cpu")
+    gold = _with_reads(_run(_steps(41)), _checkpointing(50))
+    cand = _with_reads(_run(_steps(41)), lambda i: 1 + (1 if i % 10 == 9 else 0))
+    line = _host_line(grade(spec, target, [gold], gold, cand))
+    assert not line["ok"] and "host reads in 100% of 38 steps" in line["text"], line  # 3 warm-up
+    assert _host_line(grade(spec, target, [gold], gold, gold))["ok"]
+
+
+def test_reads_that_only_moved_with_the_workload_are_not_host_sync() -> None:
+    """Symptoms are not causes: two more tensors in each checkpoint (weight tying lost) or one
+    evaluation over half the steps leave the steady state as the gold's."""
+    spec, target = find_task("cifar_amp"), get_target("xla-cpu")
+    gold = _with_reads(_run(_steps(41)), _checkpointing(50))
+    untied = _with_reads(_run(_steps(41)), _checkpointing(52))
+    assert _host_line(grade(spec, target, [gold], gold, untied))["ok"]
+    evaluating = _with_reads(_run(_steps(41)), lambda i: 30 if i == 20 else 0)
+    half = _with_reads(_run(_steps(21)), lambda i: 30 if i == 10 else 0)
+    assert _host_line(grade(spec, target, [evaluating], evaluating, half))["ok"]
+
+
+def test_extra_reads_in_every_step_are_host_sync_where_the_gold_reads_every_step_too() -> None:
+    spec, target = find_task("cifar_amp"), get_target("xla-cpu")
+    gold = _with_reads(_run(_steps(41)), lambda i: 1)
+    cand = _with_reads(_run(_steps(41)), lambda i: 3)
+    line = _host_line(grade(spec, target, [gold], gold, cand))
+    assert not line["ok"] and "3 in a typical step" in line["text"] and "gold 100%, 1;" in line["text"]
+
+
+def test_a_changed_configuration_is_named_before_the_reads_it_moved() -> None:
+    from gpu2tpu.harness.criteria import CriterionResult
+    from gpu2tpu.harness.verdict import combine
+
+    results = {n: CriterionResult(n) for n in CRITERION_NAMES}
+    results["performance"].check(False, "host reads in 60% of 20 steps", "host_sync")
+    results["numerics"].check(False, "21 optimizer steps (reference 41)", "workload_changed")
+    assert combine(results, exited_zero=True)["category"] == "workload_changed"
