@@ -20,6 +20,7 @@ from gpu2tpu.errors import UserError
 from gpu2tpu.harness import validated
 from gpu2tpu.harness.criteria import CRITERION_NAMES
 from gpu2tpu.harness.engine import Engine, add_engine_options, engine_from_args, run_evaluations
+from gpu2tpu.harness.margins import tabulate
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.options import add_task_options, apply_task_options
@@ -232,6 +233,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         if ok and got_items and task_id not in gold_only and not args.no_record:
             validated.write(find_task(task_id), grading, len(got_items), wall)
     print(confusion_table(items, verdicts))
+    if items:
+        print("\nvalidity report: value/limit of each signal, farthest correct and nearest broken")
+        tabulate([runs / args.run_id], stored=True)
     wrong = mismatches(items, verdicts)
     for line in wrong:
         print(f"MISMATCH {line}")
@@ -246,6 +250,9 @@ def _cmd_regrade(run_dirs: list[Path]) -> int:
     for line in skipped:
         print(f"skipped {line}")
     print(confusion_table(items, verdicts))
+    if items:
+        print("\nvalidity report: value/limit of each signal, farthest correct and nearest broken")
+        tabulate([d.expanduser() for d in run_dirs], stored=False)
     wrong = mismatches(items, verdicts)
     for line in wrong:
         print(f"MISMATCH {line}")

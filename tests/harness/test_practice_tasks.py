@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -118,6 +119,10 @@ def test_validate_regrade_grades_saved_runs_against_the_labels(
     n = len(_reports(practice_run)) - 1  # every practice evaluation is a labelled migration
     assert f"{n} of {n} saved migrations regraded as labelled (1 skipped)" in out
     assert "skipped broken-stays_on_cpu/cifar_amp/report.json" in out and "trace.jsonl" in out
+    # the validity report: each signal's value/limit for the farthest correct and nearest broken
+    report = out.split("validity report:", 1)[1]
+    assert "\n## cifar_amp\n" in report
+    assert re.search(r"^curve .*  correct: gold", report, re.MULTILINE), report
 
 
 def test_report_cli_matches(practice_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
