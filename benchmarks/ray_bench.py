@@ -4,7 +4,8 @@ engine's own cost per evaluation.
 
     python benchmarks/ray_bench.py [--task cifar_amp] [--evaluations 4] [--overhead 5,25] [--tiny]
 
-`--tiny` (CI, tests/test_benchmarks.py): one evaluation per configuration, overhead from 1 and 3.
+`--tiny` (CI, tests/test_benchmarks.py): every step once at the smallest size, nothing trained: the
+throughput rows grade one prediction whose patch does not apply, the overhead 1 and 3 of them.
 
 Throughput: `--evaluations` copies of the task's gold, graded from a warm reference cache (built
 once first), so each configuration times candidate runs only.
@@ -51,7 +52,8 @@ def main() -> int:
     ap.add_argument("--task", default="cifar_amp")
     ap.add_argument("--evaluations", type=int, default=4, help="gold copies per configuration")
     ap.add_argument("--overhead", default="5,25", help="N1,N2 rejected predictions per engine")
-    ap.add_argument("--tiny", action="store_true", help="1 evaluation per configuration, overhead 1,3")
+    ap.add_argument("--tiny", action="store_true",
+                    help="one prediction that does not apply per configuration (nothing runs), overhead 1,3")
     args = ap.parse_args()
     if args.tiny:
         args.evaluations, args.overhead = 1, "1,3"
@@ -65,7 +67,8 @@ def main() -> int:
     slopes: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="gpu2tpu-ray-bench-") as tmp:
         root = Path(tmp)
-        preds = _predictions(root / "gold.jsonl", args.task, gold, args.evaluations, "gold-")
+        preds = _predictions(root / "gold.jsonl", args.task, rejected if args.tiny else gold,
+                             args.evaluations, "gold-")
         for workers in (1, 2):
             wall, summary = _timed(preds, root / "runs", f"local{workers}", workers, Engine())
             rows.append((f"local, {workers} worker(s)", wall, len(summary["evaluations"])))
@@ -83,7 +86,8 @@ def main() -> int:
                     t1, _ = _timed(small, root / "runs", "ray-small", 1, ray)
                     t2, _ = _timed(large, root / "runs", "ray-large", 1, ray)
                     slopes["ray"] = (t2 - t1) / (n2 - n1)
-    print(f"\n{args.evaluations} evaluations of {args.task}'s gold per configuration (warm references)")
+    what = "a patch that does not apply" if args.tiny else "gold"
+    print(f"\n{args.evaluations} evaluations of {args.task}'s {what} per configuration (warm references)")
     print(f"{'configuration':<26} {'wall s':>8} {'evals/min':>10} {'vs local 1':>11}")
     base = rows[0][2] / rows[0][1]
     for name, wall, n in rows:

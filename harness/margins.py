@@ -18,6 +18,7 @@ from typing import Any
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness.regrade import regrade_report
+from gpu2tpu.harness.report import ReportError
 
 
 def _reports(run_dirs: list[Path], regrade: bool) -> list[tuple[Path, dict[str, Any]]]:
@@ -29,7 +30,10 @@ def _reports(run_dirs: list[Path], regrade: bool) -> list[tuple[Path, dict[str, 
             report = json.loads(path.read_text())
             if "verdict" in report and "agent" in report:
                 if regrade:  # the verdict of the current grader, from the run's saved files
-                    report["verdict"] = regrade_report(path)
+                    try:
+                        report["verdict"] = regrade_report(path)
+                    except ReportError:  # altered evidence, or a task changed since: left out
+                        continue
                 found.append((run_dir, report))
     if not found:
         raise UserError(f"no report.json under {', '.join(map(str, run_dirs))}: run `gpu2tpu validate` first")
