@@ -1,5 +1,6 @@
 """Benchmark: evaluations per minute on the local engine (1 and 2 workers) and on a real Ray
-cluster (1 and 2 worker nodes, one evaluation each at a time), side by side in one run, and the Ray
+cluster (1 and 2 worker nodes, one evaluation each at a time; one cluster of two nodes, where the
+one-node row asks for a resource only the first node has), side by side in one run, and the Ray
 engine's own cost per evaluation.
 
     python benchmarks/ray_bench.py [--task cifar_amp] [--evaluations 4] [--overhead 5,25] [--tiny]
@@ -77,12 +78,15 @@ def main() -> int:
         t1, _ = _timed(small, root / "runs", "local-small", 1, Engine())
         t2, _ = _timed(large, root / "runs", "local-large", 1, Engine())
         slopes["local"] = (t2 - t1) / (n2 - n1)
-        for nodes in (1, 2):
-            with LoopbackCluster([{"CPU": 1, **STAND_IN}] * nodes) as cluster:
-                ray = Engine("ray", RayOptions(address=cluster.address, resources=STAND_IN))
-                wall, summary = _timed(preds, root / "runs", f"ray{nodes}", 1, ray)
-                rows.append((f"Ray, {nodes} worker node(s)", wall, len(summary["evaluations"])))
-                if nodes == 1:
+        # one cluster of two worker nodes; "1 worker node" asks for a resource only node 0 has
+        nodes = [{"CPU": 1.0, **STAND_IN, f"node{i}": 1.0} for i in range(2)]
+        with LoopbackCluster(nodes) as cluster:
+            for used in (1, 2):
+                only = {"node0": 1.0} if used == 1 else {}
+                ray = Engine("ray", RayOptions(address=cluster.address, resources={**STAND_IN, **only}))
+                wall, summary = _timed(preds, root / "runs", f"ray{used}", 1, ray)
+                rows.append((f"Ray, {used} worker node(s)", wall, len(summary["evaluations"])))
+                if used == 1:
                     t1, _ = _timed(small, root / "runs", "ray-small", 1, ray)
                     t2, _ = _timed(large, root / "runs", "ray-large", 1, ray)
                     slopes["ray"] = (t2 - t1) / (n2 - n1)
@@ -91,7 +95,7 @@ def main() -> int:
     print(f"{'configuration':<26} {'wall s':>8} {'evals/min':>10} {'vs local 1':>11}")
     base = rows[0][2] / rows[0][1]
     for name, wall, n in rows:
-        print(f"{name:<26} {wall:8.1f} {60 * n / wall:10.2f} {n / wall / base:10.2f}x")
+        print(f"{name:<26} {wall:8.2f} {60 * n / wall:10.2f} {n / wall / base:10.2f}x")
     overhead = slopes["ray"] - slopes["local"]
     print(f"\nper evaluation with nothing to run ({n1} vs {n2} evaluations): local "
           f"{slopes['local']:.2f} s, Ray {slopes['ray']:.2f} s (one node, one at a time)")

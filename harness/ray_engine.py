@@ -134,6 +134,11 @@ def _build_references(ray: Any, specs: dict[str, RunSpec], target: Target, optio
             log(message)
         key = result["key"]
         cached = (store.fetch(task_id, key) if store else None) or local_bundle(task_id, key)
+        if not cached.exists():
+            raise UserError(f"{task_id}: its references were built on {result['node']['hostname']} at "
+                            f"{result['bundle']}, which this driver cannot read: give --reference-store "
+                            "(a folder or bucket every node and the driver reach), or the same "
+                            "GPU2TPU_CACHE to every node on this host")
         if not (cached / "complete").exists():
             log(f"{task_id}: its reference or gold run failed on {result['node']['hostname']}: "
                 "its evaluations are infra")
