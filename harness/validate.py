@@ -144,7 +144,7 @@ def regrade_runs(run_dirs: list[Path]) -> tuple[list[Labelled], Verdicts, list[s
     the criteria would do to each labelled migration. Evaluations of a task that changed since are
     skipped, with the reason. Proves nothing about the code that records traces, so writes no record."""
     from gpu2tpu.harness.regrade import regrade
-    from gpu2tpu.harness.report import Report, ReportError, RunLayout, read_json
+    from gpu2tpu.harness.report import Report, ReportError, RunLayout
 
     items: dict[tuple[str, str], Labelled] = {}
     verdicts: dict[tuple[str, str], dict[str, Any]] = {}
@@ -154,8 +154,11 @@ def regrade_runs(run_dirs: list[Path]) -> tuple[list[Labelled], Verdicts, list[s
         if not layout.summary.is_file():
             raise UserError(f"{run_dir} has no summary.json: give run directories written by "
                             "`gpu2tpu validate` or `evaluate`")
-        for rel in read_json(layout.summary).get("evaluations") or []:
-            path = layout.inside(str(rel))
+        # every evaluation in the folder: `validate` grades one task at a time into one run
+        # directory, and each task's summary.json replaces the last one's
+        for path in sorted(p for p in run_dir.glob("**/report.json") if "references" not in
+                           p.relative_to(run_dir).parts):
+            rel = path.relative_to(run_dir).as_posix()
             try:
                 report = Report.load(path)
                 labels = {m.agent: m for m in labelled_migrations(find_task(report.task_id))}
