@@ -21,12 +21,19 @@ from gpu2tpu.harness.regrade import regrade_report
 from gpu2tpu.harness.report import ReportError
 
 
+def saved_reports(run_dir: Path) -> list[Path]:
+    """Every evaluation's report.json in a run directory, whatever its summary.json lists
+    (`validate` grades one task at a time into one run directory, each summary replacing the last)."""
+    return sorted(p for p in run_dir.glob("**/report.json")
+                  if "references" not in p.relative_to(run_dir).parts)
+
+
 def _reports(run_dirs: list[Path], regrade: bool) -> list[tuple[Path, dict[str, Any]]]:
     found = []
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise UserError(f"{run_dir}: no such run directory (give runs/<run_id> of a validate run)")
-        for path in sorted(run_dir.glob("**/report.json")):
+        for path in saved_reports(run_dir):
             report = json.loads(path.read_text())
             if "verdict" in report and "agent" in report:
                 if regrade:  # the verdict of the current grader, from the run's saved files

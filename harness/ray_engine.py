@@ -121,8 +121,9 @@ def _build_references(ray: Any, specs: dict[str, RunSpec], target: Target, optio
                for t, s in specs.items()}
     ready: dict[str, str | None] = {}
     store = ReferenceStore(options.store) if options.store else None
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
+    waiting = list(pending)
+    while waiting:
+        done, waiting = ray.wait(waiting, num_returns=1)
         task_id = pending.pop(done[0])
         try:
             result = ray.get(done[0])
@@ -169,14 +170,13 @@ def _evaluate(ray: Any, preds: list[Prediction], specs: dict[str, RunSpec], read
                "previous": ray_tasks.pack(eval_dir) if (eval_dir / REPORT).is_file() else None}
         opts = task_options(candidate_resources(spec, target, options))
         pending[run.options(**opts).remote(job)] = pred
-    total = len(preds)
+    total, waiting = len(preds), list(pending)
     try:
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
+        while waiting:  # the list Ray hands back, not a new one per result (160k at full scale)
+            done, waiting = ray.wait(waiting, num_returns=1)
             pred = pending.pop(done[0])
             reports.append(_collect(ray, done[0], pred, specs[pred.task_id], layout, target))
-            report = reports[-1]
-            log(f"[{len(reports)}/{total}] {pred.label}: {report.outcome}")
+            log(f"[{len(reports)}/{total}] {pred.label}: {reports[-1].outcome}")
     except KeyboardInterrupt:
         for ref in pending:
             ray.cancel(ref, force=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu2tpu.harness import node_facts
-from gpu2tpu.harness.execution import ensure_references
+from gpu2tpu.harness.execution import ensure_references, reference_key
 from gpu2tpu.harness.ref_store import ReferenceStore
 from gpu2tpu.harness.report import evaluation_name
 from gpu2tpu.harness.targets import get_target
@@ -63,13 +63,11 @@ def build_references(task_id: str, task_hash: str, target_name: str,
     messages: list[str] = []
     store = ReferenceStore(store_url) if store_url else None
     if store is not None:
-        from gpu2tpu.harness.execution import reference_key
-
         store.fetch(task_id, reference_key(spec, target))
     key, bundle = ensure_references(spec, target, messages.append)
-    published = store.publish(bundle) if store is not None else False
-    return {"key": key, "bundle": str(bundle), "published": published, "messages": messages,
-            "node": _node()}
+    if store is not None:
+        store.publish(bundle)
+    return {"key": key, "bundle": str(bundle), "messages": messages, "node": _node()}
 
 
 def _node() -> dict[str, Any]:
@@ -85,7 +83,6 @@ def evaluate_one(job: dict[str, Any]) -> dict[str, Any]:
     (the evaluation's folder from an earlier run, or None: its report is reused when its cache key
     still matches)."""
     from gpu2tpu.harness.evaluate import evaluate_predictions
-    from gpu2tpu.harness.execution import reference_key
 
     line = dict(job["line"])
     spec = _spec(line["task_id"], job["task_hash"])
@@ -113,6 +110,6 @@ def evaluate_one(job: dict[str, Any]) -> dict[str, Any]:
         folder = runs / job["run_id"] / label
         if summary["errors"] or not (folder / "report.json").is_file():
             raise RuntimeError(f"{label}: the evaluation wrote no report ({'; '.join(summary['errors'])})")
-        return {"label": label, "files": pack(folder), "node": _node()}
+        return {"files": pack(folder), "node": _node()}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -20,7 +20,7 @@ from gpu2tpu.errors import UserError
 from gpu2tpu.harness import validated
 from gpu2tpu.harness.criteria import CRITERION_NAMES
 from gpu2tpu.harness.engine import Engine, add_engine_options, engine_from_args, run_evaluations
-from gpu2tpu.harness.margins import tabulate
+from gpu2tpu.harness.margins import saved_reports, tabulate
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.options import add_task_options, apply_task_options
@@ -154,10 +154,7 @@ def regrade_runs(run_dirs: list[Path]) -> tuple[list[Labelled], Verdicts, list[s
         if not layout.summary.is_file():
             raise UserError(f"{run_dir} has no summary.json: give run directories written by "
                             "`gpu2tpu validate` or `evaluate`")
-        # every evaluation in the folder: `validate` grades one task at a time into one run
-        # directory, and each task's summary.json replaces the last one's
-        for path in sorted(p for p in run_dir.glob("**/report.json") if "references" not in
-                           p.relative_to(run_dir).parts):
+        for path in saved_reports(run_dir):
             rel = path.relative_to(run_dir).as_posix()
             try:
                 report = Report.load(path)
@@ -235,30 +232,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
               f"{'as labelled' if ok else 'MISMATCH'}", flush=True)
         if ok and got_items and task_id not in gold_only and not args.no_record:
             validated.write(find_task(task_id), grading, len(got_items), wall)
-    print(confusion_table(items, verdicts))
-    if items:
-        print("\nvalidity report: value/limit of each signal, farthest correct and nearest broken")
-        tabulate([runs / args.run_id], stored=True)
-    wrong = mismatches(items, verdicts)
-    for line in wrong:
-        print(f"MISMATCH {line}")
+    wrong = print_outcome(items, verdicts, [runs / args.run_id], stored=True)
     total = time.monotonic() - started
     print(f"\n{len(items) - len(wrong)} of {len(items)} migrations graded as labelled, "
           f"{len(task_ids)} task(s) in {total:.0f} s ({total / max(1, len(task_ids)):.0f} s per task)")
     return 1 if wrong else 0
 
 
+def print_outcome(items: list[Labelled], verdicts: Verdicts, run_dirs: list[Path], stored: bool) -> list[str]:
+    """The confusion table, the validity report over `run_dirs` (their stored verdicts, or
+    regraded) and a line per mismatch; returns the mismatches."""
+    print(confusion_table(items, verdicts))
+    if items:
+        print("\nvalidity report: value/limit of each signal, farthest correct and nearest broken")
+        tabulate(run_dirs, stored=stored)
+    wrong = mismatches(items, verdicts)
+    for line in wrong:
+        print(f"MISMATCH {line}")
+    return wrong
+
+
 def _cmd_regrade(run_dirs: list[Path]) -> int:
     items, verdicts, skipped = regrade_runs([d.expanduser() for d in run_dirs])
     for line in skipped:
         print(f"skipped {line}")
-    print(confusion_table(items, verdicts))
-    if items:
-        print("\nvalidity report: value/limit of each signal, farthest correct and nearest broken")
-        tabulate([d.expanduser() for d in run_dirs], stored=False)
-    wrong = mismatches(items, verdicts)
-    for line in wrong:
-        print(f"MISMATCH {line}")
+    wrong = print_outcome(items, verdicts, [d.expanduser() for d in run_dirs], stored=False)
     print(f"\n{len(items) - len(wrong)} of {len(items)} saved migrations regraded as labelled "
           f"({len(skipped)} skipped)")
     return 1 if wrong or not items else 0

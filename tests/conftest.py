@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, plan
+from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, labelled_migrations, plan
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.sources import SOURCES_ENV, source_present
 
@@ -62,7 +62,6 @@ def practice_predictions(whole: set[str]) -> list[dict]:
     them), and every labelled migration of the tasks in `whole` (those whose validated.json no
     longer holds: the rule CI applies to upstream tasks too, harness/validate.py `plan`)."""
     from gpu2tpu.harness.cli import DEMO_BROKEN, DEMO_TASK
-    from gpu2tpu.harness.validate import labelled_migrations
 
     demo = {f"broken-{name}" for name in DEMO_BROKEN}
     lines = []
@@ -80,8 +79,6 @@ def practice_predictions(whole: set[str]) -> list[dict]:
 
 
 def practice_tasks() -> list[str]:
-    from gpu2tpu.tasks.finder import list_tasks
-
     return list_tasks(kind="practice")
 
 
@@ -130,21 +127,14 @@ def sources() -> Path:
 @pytest.fixture(scope="session")
 def upstream_run(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gpu2tpu.harness.evaluate import evaluate_predictions
-    from gpu2tpu.tasks.materialise import migration_patch
 
     root = tmp_path_factory.mktemp("upstream")
-    lines = []
     gold_only, whole = plan(UPSTREAM, changed_only=not os.environ.get(WHOLE_SUITES_ENV))
     print(f"\nupstream suite: every gold; whole suites of {len(whole)} task(s): {whole}")
-    for task_id in UPSTREAM:
-        spec = find_task(task_id)
-        rest = [] if task_id in gold_only else \
-            [*spec.migration_names("alternatives"), *spec.migration_names("broken")]
-        for name in ["gold", *rest]:
-            agent = "gold" if name == "gold" else \
-                name.replace("broken/", "broken-").replace("alternatives/", "alt-")
-            lines.append({"schema_version": 1, "task_id": task_id, "agent": agent,
-                          "patch": migration_patch(spec, name), "claimed_success": True})
+    lines = [{"schema_version": 1, "task_id": m.task_id, "agent": m.agent, "patch": m.patch,
+              "claimed_success": True}
+             for task_id in UPSTREAM for m in labelled_migrations(find_task(task_id))
+             if task_id not in gold_only or m.agent == "gold"]
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps(line) + "\n" for line in lines))
     # two at a time (references of different tasks side by side first, then candidates): the
