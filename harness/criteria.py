@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu2tpu.harness import calibration
 from gpu2tpu.harness.invariants import (
     check_init,
     check_integrity,
@@ -44,6 +45,8 @@ class Inputs:
     refs: list[RunRecord]
     gold: RunRecord
     cand: RunRecord
+    # the reference's calibration runs (harness/calibration.py), by folder name
+    calibration: dict[str, Trace] = field(default_factory=dict)
 
 
 @dataclass
@@ -134,12 +137,13 @@ def numerics(i: Inputs) -> CriterionResult:
     # generator, as a rollout's sampled actions do), step 0 trains on another batch: its values
     # are judged against the reference seeds' spread instead of the tolerance alone.
     other_batch = gold_first_batch_deviation(ref, i.gold.trace) > tol.init_input_tol
-    for key, rtol, label in (("loss", tol.loss_step0_rtol, "loss"),
-                             ("grad_norm", tol.grad_norm_step0_rtol, "grad norm")):
+    for key, floor, label in (("loss", tol.loss_step0_rtol, "loss"),
+                              ("grad_norm", tol.grad_norm_step0_rtol, "grad norm")):
         c, r = c0.get(key), r0.get(key)
         if r is None:
             continue
-        why = ""
+        limit = calibration.step0_limit(key, floor, r, i.calibration)
+        rtol, why = limit.rtol, f": {limit.text}"
         if other_batch:
             seeds = [x.trace.applied[0].get(key) for x in refs[1:] if x.trace.applied]
             spread = max((_rel(v, r) for v in seeds if v is not None), default=0.0)

@@ -16,11 +16,13 @@ from pathlib import Path
 
 from gpu2tpu import __version__, sandbox
 from gpu2tpu.cache import cache_root
+from gpu2tpu.harness.calibration import CALIBRATE_ENV, CALIBRATION, FIRST_DRAW, moves_step0, variants
 from gpu2tpu.harness.kernel_view import observer_for
-from gpu2tpu.harness.report import GOAL, GOLD, KERNEL, PROCESS, hash_file, seed_dir, write_json
+from gpu2tpu.harness.report import GOAL, GOLD, KERNEL, PROCESS, TRACE, hash_file, seed_dir, write_json
 from gpu2tpu.harness.runner import PROBE_FILES, provenance, run_probed
 from gpu2tpu.harness.sealed import SOURCES_ONLY, is_sealed, seal, snapshot_sources
 from gpu2tpu.harness.targets import Target, reference_env
+from gpu2tpu.harness.trace import Trace
 from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
 from gpu2tpu.sandbox.process import budget_record, clean_env, confinement, isolated_python, run_process
 from gpu2tpu.tasks import TASKS_DIR
@@ -65,12 +67,9 @@ def adapt_reference(spec: RunSpec, ws: Workspace) -> str | None:
     return f"migrations/{REFERENCE_CPU_RECIPE}"
 
 
-def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
-                   target: Target | None, adapted: str | None = None) -> dict:
-    """Run the task command in `ws` under the probe, then the harness-owned goal metric.
-
-    Writes trace.jsonl, stdout.log, stderr.log, process.json, kernel.json (what the kernel saw of
-    the run, recorded from outside it: harness/kernel_view.py) and goal.json into `out_dir`."""
+def run_setup(spec: RunSpec, ws: Workspace, seed: int,
+              target: Target | None) -> tuple[dict[str, str], list[str]]:
+    """The environment and command of one run of the task in `ws` (target None: the reference)."""
     env = clean_env(target.env(spec.target_chips) if target else reference_env())
     command = spec.command_for_seed(seed)
     if target is None:  # the reference device: the project's own switch for it, if any
@@ -81,6 +80,43 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
         env[SEED_OFFSET_ENV] = str(spec.seed_offset(seed))
     if spec.upstream:  # the project importable as if installed (`pip install -e .`), as upstream
         env["PYTHONPATH"] = str(ws.project)
+    return env, command
+
+
+def run_calibration(spec: RunSpec, building: Path, progress: Progress) -> None:
+    """The reference's first step again under each calibration variant (harness/calibration.py),
+    into building/calibration/<variant>/. A variant that fails only leaves its tolerance at the
+    task's floor: it never fails the bundle. Where the first draw moves nothing (a deterministic
+    step 0), the other draws are not run."""
+    reference = Trace.load(building / seed_dir(spec.seed) / TRACE)
+    for name, mode in variants(spec):
+        if name != FIRST_DRAW and mode.startswith("rng:") and \
+                not moves_step0(reference, Trace.load(building / CALIBRATION / FIRST_DRAW / TRACE)):
+            continue  # the generator never reaches step 0: more draws would measure nothing
+        progress(f"{spec.task_id}: calibration run {name}")
+        out_dir = building / CALIBRATION / name
+        ws = fresh_copy(spec)
+        try:
+            adapted = adapt_reference(spec, ws)
+            env, command = run_setup(spec, ws, spec.seed, None)
+            env[CALIBRATE_ENV] = mode
+            result = run_probed(command, ws.project / spec.workdir, out_dir, env, spec.timeout_s,
+                                probe_dir=ws.root)
+        finally:
+            ws.cleanup()
+        write_json(out_dir / PROCESS, {"schema_version": 1, **provenance(), "mode": mode,
+                                       "exit_code": result.exit_code, "timed_out": result.timed_out,
+                                       "wall_s": round(result.wall_s, 3),
+                                       "reference_adapted_by": adapted})
+
+
+def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
+                   target: Target | None, adapted: str | None = None) -> dict:
+    """Run the task command in `ws` under the probe, then the harness-owned goal metric.
+
+    Writes trace.jsonl, stdout.log, stderr.log, process.json, kernel.json (what the kernel saw of
+    the run, recorded from outside it: harness/kernel_view.py) and goal.json into `out_dir`."""
+    env, command = run_setup(spec, ws, seed, target)
     model = ws.root / MODEL_STATE if spec.checkpoint is None else None
     workdir = ws.project / spec.workdir
     kernel = observer_for(target)
@@ -165,7 +201,8 @@ def reference_inputs_hash(task_dir: Path) -> str:
 _REFERENCE_CODE = (
     *PROBE_FILES,
     *(Path(__file__).with_name(n) for n in ("execution.py", "runner.py", "sealed.py", "kernel_view.py",
-                                            "perf_samples.py", "workspace.py", "targets.py")),
+                                            "perf_samples.py", "workspace.py", "targets.py",
+                                            "calibration.py")),
     *(Path(sandbox.__file__).with_name(n) for n in ("__init__.py", "view.py", "budget.py", "process.py")),
     *(TASKS_DIR / n for n in ("recipe.py", "sources.py", "materialise.py", "task_kit.py")))
 
@@ -177,11 +214,17 @@ def reference_code_hash() -> str:
     return digest.hexdigest()
 
 
+def reference_key_parts(spec: RunSpec, target: Target) -> dict[str, str | None]:
+    """What a reference bundle is keyed by (recorded in its `complete` file, so a pool that builds
+    references elsewhere, a CUDA host for instance, can be checked part by part)."""
+    return {"task": reference_inputs_hash(spec.task_dir), "target": target.name, "harness": __version__,
+            "code": reference_code_hash(),
+            "python": sys.version.split()[0], "reference_device": reference_device(),
+            **runtime_versions()}
+
+
 def reference_key(spec: RunSpec, target: Target) -> str:
-    parts = {"task": reference_inputs_hash(spec.task_dir), "target": target.name, "harness": __version__,
-             "code": reference_code_hash(),
-             "python": sys.version.split()[0], "reference_device": reference_device(),
-             **runtime_versions()}
+    parts = reference_key_parts(spec, target)
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -234,6 +277,7 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
                                             adapted)["exit_code"])
             finally:
                 ws.cleanup()
+        run_calibration(spec, building, progress)
         progress(f"{spec.task_id}: gold migration on {target.name}")
         ws = apply_patch(spec, migration_patch(spec, "gold"))
         try:
@@ -241,7 +285,8 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
         finally:
             ws.cleanup()
         if all(code == 0 for code in codes):  # a failed bundle is used once (graded infra), never cached
-            write_json(building / "complete", {"key": key, "seeds": spec.seeds})
+            write_json(building / "complete", {"key": key, "seeds": spec.seeds,
+                                               "parts": reference_key_parts(spec, target)})
         else:
             progress(f"{spec.task_id}: a reference or gold run failed (exit codes {codes}); "
                      "its evaluations are infra, and the bundle is rebuilt next time")

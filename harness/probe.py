@@ -23,13 +23,16 @@ from typing import Any
 import torch
 
 if __package__:  # imported from the gpu2tpu package
+    from gpu2tpu.harness import probe_calibration as _calibration
     from gpu2tpu.harness import probe_counters as _counters
     from gpu2tpu.harness import probe_hooks as _hooks
 else:  # run as a script: its parts lie beside it (gpu2tpu_probe_*.py in a run's workspace)
     try:
+        import gpu2tpu_probe_calibration as _calibration
         import gpu2tpu_probe_counters as _counters
         import gpu2tpu_probe_hooks as _hooks
     except ImportError:
+        import probe_calibration as _calibration
         import probe_counters as _counters
         import probe_hooks as _hooks
 TpuCounters, XlaCounters, _jsonable, _version = (_counters.TpuCounters, _counters.XlaCounters,
@@ -46,6 +49,7 @@ ENV_KEYS = ("PJRT_DEVICE", "CPU_NUM_DEVICES", "XLA_USE_SPMD", "CUDA_VISIBLE_DEVI
             "WORLD_SIZE", "RANK", "LOCAL_RANK", "XLA_FLAGS")
 IMPL_FLAGS = ("foreach", "fused", "capturable", "differentiable")
 ACCELERATOR_TYPES = ("xla", "tpu", "cuda")  # torch device types that name the run's backend
+CALIBRATE_ENV = "GPU2TPU_CALIBRATE"  # harness/calibration.py sets it, for calibration runs only
 INIT_VALUES = ("input_sum", "input_sumsq", "input_wsum", "input_wsumsq")
 
 
@@ -334,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
              env={k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **json.loads(args.stamp))
     install_hooks(rec)
     harness_seed(rec)
+    calibrate = os.environ.pop(CALIBRATE_ENV, "")
+    if calibrate:  # a reference's calibration run (harness/calibration.py): its first step only
+        _calibration.install_calibration(rec, calibrate)
 
     def on_term(signum, frame):
         rec.finish(128 + signum, f"terminated by signal {signum}", force_read=False)

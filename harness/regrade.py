@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gpu2tpu.harness import calibration
 from gpu2tpu.harness.report import GOLD, KERNEL, SCAN, Report, ReportError, RunLayout, seed_dir
 from gpu2tpu.harness.targets import get_target
 from gpu2tpu.harness.trace import RunRecord
@@ -37,7 +38,8 @@ def grade_evaluation(spec: RunSpec, layout: RunLayout, eval_dir: Path, report: R
         if rel not in report.files:
             rec.kernel = None
     target = get_target(report.target)
-    verdict = grade(spec, target, refs, gold, cand)
+    runs = calibration.load(ref_dir, ref_rel, set(report.files))
+    verdict = grade(spec, target, refs, gold, cand, runs)
     wall = float(cand.process.get("wall_s") or 0.0)
     counters = cand.trace.final_counters or {}
     step = cand.trace.median_step_time(spec.performance.warmup_steps)

@@ -6,21 +6,21 @@ from typing import Any
 
 from gpu2tpu.harness.criteria import CATEGORIES, CRITERIA, CRITERION_NAMES, CriterionResult, Inputs
 from gpu2tpu.harness.targets import Target
-from gpu2tpu.harness.trace import RunRecord
+from gpu2tpu.harness.trace import RunRecord, Trace
 from gpu2tpu.tasks.spec import RunSpec
 
 _STOPS_RUN = ("patch_rejected", "crash", "timeout")
 
 
 def grade(spec: RunSpec, target: Target, refs: list[RunRecord], gold: RunRecord,
-          cand: RunRecord) -> dict[str, Any]:
+          cand: RunRecord, calibration: dict[str, Trace] | None = None) -> dict[str, Any]:
     """The verdict for one candidate run: a pure function of its inputs."""
     if not refs or any(r.exit_code != 0 for r in refs) or gold.exit_code != 0:
         return infra_verdict("reference or gold run did not complete; the task cannot be graded here")
     if not cand.trace.start and not cand.process.get("patch_rejected") and not cand.process.get("timed_out"):
         return infra_verdict("the probe did not start in the candidate run (no start record in its "
                              "trace); the harness could not observe it")
-    inputs = Inputs(spec, target, refs, gold, cand)
+    inputs = Inputs(spec, target, refs, gold, cand, calibration or {})
     results: dict[str, CriterionResult] = {}
     for criterion in CRITERIA:
         if not criterion.needs_run:
