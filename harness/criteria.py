@@ -20,6 +20,7 @@ from gpu2tpu.harness.invariants import (
     check_invariants,
     check_structure,
     gold_first_batch_deviation,
+    params_changed,
 )
 from gpu2tpu.harness.kernel_checks import IN_PROCESS, check_kernel
 from gpu2tpu.harness.tamper_scan import check_scan
@@ -225,12 +226,19 @@ def _check_config(res: CriterionResult, ref: Trace, tr: Trace) -> None:
     rc, cc = (ref.optimizer or {}).get("class"), (tr.optimizer or {}).get("class")
     res.check(rc == cc, f"optimizer {cc} (reference {rc})", "config_drift")
     rg, cg = _groups_without_lr(ref), _groups_without_lr(tr)
+    # A group holding more or fewer tensors because the trained parameters themselves changed (a
+    # lost weight tie, another model) follows from that change: named by it, not as configuration.
+    moved = params_changed(ref, tr)
+    counts = [f"group {i} holds {c.get('n_params')!r} tensors vs {r.get('n_params')!r}"
+              for i, (r, c) in enumerate(zip(rg, cg)) if moved and r.get("n_params") != c.get("n_params")]
     diffs = [f"group {i} {k}: {c.get(k)!r} vs {r.get(k)!r}" for i, (r, c) in enumerate(zip(rg, cg))
-             for k in sorted(set(r) | set(c)) if r.get(k) != c.get(k)]
+             for k in sorted(set(r) | set(c)) if r.get(k) != c.get(k) and not (moved and k == "n_params")]
     if len(rg) != len(cg):
         diffs.append(f"{len(cg)} parameter groups vs {len(rg)}")
     res.check(not diffs, "optimizer hyper-parameters " + ("; ".join(diffs) if diffs else "identical"),
               "config_drift")
+    if counts:
+        res.check(False, "; ".join(counts) + ": the trained parameters changed", "workload_changed")
     n = min(len(ref.applied), len(tr.applied))
     def lr_differs(a: list[float] | None, b: list[float] | None) -> bool:
         if a is None:
@@ -261,8 +269,7 @@ def _check_workload(res: CriterionResult, ref: Trace, tr: Trace) -> None:
     res.check(len(tr.applied) == len(ref.applied),
               f"{len(tr.applied)} optimizer steps (reference {len(ref.applied)})", "workload_changed")
     ro, co = ref.optimizer or {}, tr.optimizer or {}
-    same = ro.get("param_count") == co.get("param_count") and \
-        ro.get("param_shapes_sha") == co.get("param_shapes_sha")
+    same = not params_changed(ref, tr)
     res.check(same, f"trained parameters {co.get('param_count')} (reference {ro.get('param_count')}),"
               f" shapes {'identical' if same else 'differ'}", "workload_changed")
     check_structure(res, ref, tr)
