@@ -23,7 +23,8 @@ from gpu2tpu.harness.report import ReportError
 
 def saved_reports(run_dir: Path) -> list[Path]:
     """Every evaluation's report.json in a run directory, whatever its summary.json lists
-    (`validate` grades one task at a time into one run directory, each summary replacing the last)."""
+    (a run directory reused by several `validate` or `evaluate` runs holds more than the last one's
+    summary lists)."""
     return sorted(p for p in run_dir.glob("**/report.json")
                   if "references" not in p.relative_to(run_dir).parts)
 
