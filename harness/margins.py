@@ -23,7 +23,8 @@ from gpu2tpu.harness.report import ReportError
 
 def saved_reports(run_dir: Path) -> list[Path]:
     """Every evaluation's report.json in a run directory, whatever its summary.json lists
-    (`validate` grades one task at a time into one run directory, each summary replacing the last)."""
+    (a run directory reused by several `validate` or `evaluate` runs holds more than the last one's
+    summary lists)."""
     return sorted(p for p in run_dir.glob("**/report.json")
                   if "references" not in p.relative_to(run_dir).parts)
 
@@ -87,6 +88,7 @@ def tabulate(run_dirs: list[Path], stored: bool) -> int:
         for band, drift, spread in info["band"]:
             print(f"curve band {band}; gold same-seed drift {drift}; cross-seed spread {spread}")
         width = max([16, *(len(name) + 1 for name in info["signals"])])
+        print("(the two middle columns are value / limit: under 1 passes, the nearer to 1 the thinner)")
         print(f"{'signal':<{width}}{'limit':>10}  {'farthest correct':>16}  {'nearest broken':>14}  who")
         for name, e in sorted(info["signals"].items()):
             c, b, limit = e["correct"], e["broken"], e["limit"]

@@ -21,6 +21,7 @@ from gpu2tpu.harness import validated
 from gpu2tpu.harness.criteria import CRITERION_NAMES
 from gpu2tpu.harness.engine import Engine, add_engine_options, engine_from_args, run_evaluations
 from gpu2tpu.harness.margins import saved_reports, tabulate
+from gpu2tpu.harness.report import RunLayout, write_json
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.options import add_task_options, apply_task_options
@@ -116,8 +117,9 @@ def confusion_table(items: list[Labelled], verdicts: dict[tuple[str, str], dict[
 def validate(task_ids: list[str], runs_root: Path, run_id: str, workers: int = 1,
              target: str = DEFAULT_TARGET, gold_only: frozenset[str] = frozenset(),
              engine: Engine | None = None,
-             ) -> tuple[list[Labelled], dict[tuple[str, str], dict[str, Any]]]:
-    """Grade the labelled migrations of `task_ids` (only the gold of those in `gold_only`)."""
+             ) -> tuple[list[Labelled], dict[tuple[str, str], dict[str, Any]], dict[str, Any]]:
+    """Grade the labelled migrations of `task_ids` (only the gold of those in `gold_only`); returns
+    them, their verdicts and the run's summary.json content."""
 
     items = [m for t in task_ids for m in labelled_migrations(find_task(t))
              if t not in gold_only or m.agent == "gold"]
@@ -133,7 +135,23 @@ def validate(task_ids: list[str], runs_root: Path, run_id: str, workers: int = 1
     for rel in summary["evaluations"]:
         report = json.loads((run_dir / rel).read_text())
         verdicts[(report["task_id"], report["agent"])] = report["verdict"]
-    return items, verdicts
+    return items, verdicts, summary
+
+
+def merged_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """One summary.json for a validate run graded task by task into one run directory (each
+    task's evaluation writes its own, which would replace the last)."""
+    out = dict(summaries[-1])
+    out["evaluations"] = sorted({rel for s in summaries for rel in s["evaluations"]})
+    counts: dict[str, dict[str, int]] = {}
+    for s in summaries:
+        for agent, c in s.get("counts", {}).items():
+            mine = counts.setdefault(agent, {"migrated": 0, "total": 0})
+            mine["migrated"] += c["migrated"]
+            mine["total"] += c["total"]
+    out["counts"] = counts
+    out["errors"] = [e for s in summaries for e in s.get("errors", [])]
+    return out
 
 
 Verdicts = dict[tuple[str, str], dict[str, Any]]  # (task, agent) -> verdict
@@ -219,11 +237,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     runs = args.runs.expanduser().resolve()
     items: list[Labelled] = []
     verdicts: dict[tuple[str, str], dict[str, Any]] = {}
+    summaries: list[dict[str, Any]] = []
     started = time.monotonic()
     for task_id in task_ids:  # one task at a time, so each one's cost is measured alone
         t0 = time.monotonic()
-        got_items, got = validate([task_id], runs, args.run_id, args.workers, args.target, gold_only,
-                                  engine)
+        got_items, got, summary = validate([task_id], runs, args.run_id, args.workers, args.target,
+                                           gold_only, engine)
+        summaries.append(summary)
+        layout = RunLayout(runs / args.run_id)
+        layout.root.mkdir(parents=True, exist_ok=True)
+        write_json(layout.summary, merged_summary(summaries))
         wall = time.monotonic() - t0
         items += got_items
         verdicts.update(got)

@@ -113,9 +113,9 @@ def test_validate_and_evaluate_apply_both_options_before_grading(
     sources.mkdir()
     seen: dict[str, Any] = {}
 
-    def fake_validate(task_ids: list[str], *args: Any) -> tuple[list[Any], dict[Any, Any]]:
+    def fake_validate(task_ids: list[str], *args: Any) -> tuple[list[Any], dict[Any, Any], dict[str, Any]]:
         seen["validate"] = (task_ids, find_task(task_ids[0]).task_dir, os.environ[SOURCES_ENV])
-        return [], {}
+        return [], {}, {"evaluations": [], "counts": {}, "errors": []}
 
     def fake_evaluate(preds: Path, run_id: str, runs: Path, tasks: list[str] | None,
                       *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -249,3 +249,26 @@ def test_pin_a_corpus_snapshot_then_an_authored_task_with_those_ids_materialises
     rc, _, err = _run(capsys, "tasks", "materialise", "me__pygcn", "--task-dir", tasks,
                       "--sources", sources, "--to", tmp_path / "again")
     assert rc == 2 and "does not hash to the pinned tree" in err
+
+
+def test_validate_writes_one_summary_for_every_task_it_graded(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """validate grades task by task into one run directory; its summary.json lists them all (each
+    task's own summary used to replace the last, so `gpu2tpu report` saw only the last task)."""
+    import json
+
+    import gpu2tpu.harness.validate as validate_module
+
+    def fake_validate(task_ids: list[str], *args: Any) -> tuple[list[Any], dict[Any, Any], dict[str, Any]]:
+        rel = f"gold/{task_ids[0]}/report.json"
+        return [], {}, {"run_id": "v", "evaluations": [rel], "errors": [f"{task_ids[0]} note"],
+                        "counts": {"gold": {"migrated": 1, "total": 1}}}
+
+    monkeypatch.setattr(validate_module, "validate", fake_validate)
+    rc, _, _ = _run(capsys, "validate", "--tasks", "ddp_mlp", "varlen_cls", "--runs", tmp_path / "runs",
+                    "--run-id", "v", "--no-record")
+    summary = json.loads((tmp_path / "runs" / "v" / "summary.json").read_text())
+    assert rc == 0
+    assert summary["evaluations"] == ["gold/ddp_mlp/report.json", "gold/varlen_cls/report.json"]
+    assert summary["counts"] == {"gold": {"migrated": 2, "total": 2}}
+    assert summary["errors"] == ["ddp_mlp note", "varlen_cls note"]

@@ -145,21 +145,89 @@ def test_fork_budget_holds(tmp_path: Path, path: str) -> None:
     assert made < want and made <= budget.default_tasks(), out
 
 
+# Waits until the test, watching from outside, has read the budget that holds this process.
+WAIT_TO_BE_READ = r'''
+import os, time
+for _ in range(2400):
+    if os.path.exists("budget-read"):
+        print("READ")
+        break
+    time.sleep(0.05)
+'''
+
+
+def _memory_limit_of(pid: int) -> dict[str, int | str | None]:
+    """The memory budget on a running process, read from the host: its own memory cgroup's limit
+    (v2 memory.max or v1 memory.limit_in_bytes) and its RLIMIT_DATA."""
+    seen: dict[str, int | str | None] = {"cgroup": None, "cgroup_limit": None, "rlimit_data": None}
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, ctls, path = line.split(":", 2)
+        dirs = ([budget.CGROUP_ROOT / "memory"] if "memory" in ctls.split(",") else
+                [budget.CGROUP_ROOT, budget.CGROUP_ROOT / "unified"] if ctls == "" else [])
+        for d in dirs:
+            for name in ("memory.max", "memory.limit_in_bytes"):
+                f = d / path.lstrip("/") / name
+                if f.is_file() and path.rsplit("/", 1)[-1].startswith("gpu2tpu-"):
+                    value = f.read_text().strip()
+                    seen["cgroup"], seen["cgroup_limit"] = path, None if value == "max" else int(value)
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max data size"):
+            soft = line.split()[3]
+            seen["rlimit_data"] = None if soft == "unlimited" else int(soft)
+    return seen
+
+
+class BudgetReader:
+    """A sandbox.run observer: reads the memory budget on the sandboxed command (attack.py) from
+    outside while it runs, then tells it to end."""
+
+    def __init__(self, work: Path):
+        self.work, self.seen = work, dict[str, int | str | None]()
+
+    def started(self, pid: int) -> None: ...
+
+    def finished(self) -> None: ...
+
+    def sample(self, pids: list[int]) -> None:
+        for pid in pids:
+            try:
+                if self.seen or b"attack.py" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    continue
+                self.seen = _memory_limit_of(pid)
+            except OSError:  # it ended meanwhile
+                continue
+            (self.work / "budget-read").write_text("")
+
+
 @pytest.mark.parametrize("path", ["candidate", "agent"])
-def test_memory_budget_holds(tmp_path: Path, path: str) -> None:
+def test_memory_budget_holds(tmp_path: Path, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default memory budget (sandbox.Limits) is the one on a candidate's process and on an
+    agent's command (the run's cgroup limit, or RLIMIT_DATA without one), read from outside while
+    it runs. That the budget stops an allocation is shown with a small explicit budget: going over
+    the default itself means writing 8 GiB, a minute on a busy 2-core machine."""
+    default = sandbox.Limits(timeout_s=1).memory_bytes
+    assert default is not None
     work = tmp_path / "work"
     work.mkdir()
-    limit = sandbox.Limits(timeout_s=1).memory_bytes
-    assert limit is not None
-    size = str(limit + budget.GiB)
-    if path == "candidate":
-        out, res = _candidate(ALLOCATE, work, size)
+    reader, outcomes = BudgetReader(work), []
+    run = sandbox.run
+
+    def observed(*args, **kwargs) -> sandbox.Outcome:
+        outcomes.append(run(*args, **{**kwargs, "observer": reader}))
+        return outcomes[-1]
+
+    monkeypatch.setattr(sandbox, "run", observed)
+    out = _candidate(WAIT_TO_BE_READ, work)[0] if path == "candidate" else _agent(WAIT_TO_BE_READ, work)
+    assert "READ" in out and reader.seen, (out, reader.seen)
+    held = outcomes[0].budget_held["memory"]
+    applied = reader.seen["cgroup_limit"] if held == "cgroup" else reader.seen["rlimit_data"]
+    assert applied == default, (held, reader.seen, default)
+    if path == "candidate":  # over a small explicit budget, a real allocation is stopped
+        out, res = _candidate(ALLOCATE, work, str(512 * sandbox.MiB),
+                              limits=sandbox.Limits(timeout_s=120, memory_bytes=256 * sandbox.MiB))
         assert res.exit_code != 0 and "ALLOCATED" not in out, out
         if res.budget_held.get("memory") == "cgroup":
             assert res.over_budget == "memory", res
-    else:
-        out = _agent(ALLOCATE, work, size)
-        assert "ALLOCATED" not in out, out
 
 
 def test_four_gigabytes_fail_under_a_smaller_budget(tmp_path: Path) -> None:
