@@ -10,16 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, labelled_migrations, plan
+from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, Labelled, labelled_migrations, plan
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.sources import SOURCES_ENV, source_present
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
 
-# Two lanes (README: fast first, then slow). A test is `slow` when it trains real models: it uses
-# one of these fixtures (directly or through another), or says so with @pytest.mark.slow.
-SLOW_FIXTURES = {"practice_run", "real_run_dir", "upstream_run", "attacked", "graded"}
+# Two lanes (README: fast first, then slow). A test is `slow` when it trains real models or builds
+# every upstream task's prepared tree: it uses one of these fixtures (directly or through another),
+# or says so with @pytest.mark.slow.
+SLOW_FIXTURES = {"practice_run", "real_run_dir", "upstream_run", "upstream_migrations", "attacked",
+                 "graded"}
 # Tests that evaluate for real without those fixtures (each took 15 s or more, measured).
 SLOW_TESTS = {"test_walkthrough_verbatim", "test_paths_a_user_can_type",
               "test_stray_child_ends_at_the_time_limit", "test_scripted_agent_gold_is_migrated",
@@ -125,7 +127,16 @@ def sources() -> Path:
 
 
 @pytest.fixture(scope="session")
-def upstream_run(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def upstream_migrations(sources: Path) -> dict[str, list[Labelled]]:
+    """Every upstream task's labelled migrations as diffs, made once per session (each task's
+    prepared tree built, each recipe applied to a copy and diffed): the suite and the static scan
+    (tests/security/test_static_scan.py) read the same ones."""
+    return {task_id: labelled_migrations(find_task(task_id)) for task_id in UPSTREAM}
+
+
+@pytest.fixture(scope="session")
+def upstream_run(upstream_migrations: dict[str, list[Labelled]],
+                 tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gpu2tpu.harness.evaluate import evaluate_predictions
 
     root = tmp_path_factory.mktemp("upstream")
@@ -133,7 +144,7 @@ def upstream_run(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     print(f"\nupstream suite: every gold; whole suites of {len(whole)} task(s): {whole}")
     lines = [{"schema_version": 1, "task_id": m.task_id, "agent": m.agent, "patch": m.patch,
               "claimed_success": True}
-             for task_id in UPSTREAM for m in labelled_migrations(find_task(task_id))
+             for task_id in UPSTREAM for m in upstream_migrations[task_id]
              if task_id not in gold_only or m.agent == "gold"]
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps(line) + "\n" for line in lines))

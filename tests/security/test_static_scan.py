@@ -7,24 +7,20 @@ walks the heap for the probe's Recorder is graded `tampered` with its line quote
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
 from security_attacks import prediction, project_copy
 
 from gpu2tpu.harness.criteria import CriterionResult
 from gpu2tpu.harness.report import SCAN
 from gpu2tpu.harness.tamper_rules import RULES
 from gpu2tpu.harness.tamper_scan import added_lines, check_scan, scan_patch
+from gpu2tpu.harness.validate import Labelled, labelled_migrations
 from gpu2tpu.harness.workspace import apply_patch, diff_dirs, original_tree
 from gpu2tpu.tasks.finder import find_task, list_tasks
-from gpu2tpu.tasks.sources import SOURCES_ENV, source_present
-
-SHARED_SOURCES = Path(__file__).resolve().parents[3] / "shared" / "sources"
 
 
 def scan(tmp_path: Path, added: str, original: str = "", name: str = "train.py") -> list[dict]:
@@ -226,48 +222,35 @@ def test_every_rule_is_described() -> None:
     assert all(r.patterns and r.what and r.why for r in RULES)
 
 
-def _expected_category(spec, name: str) -> str | None:
-    label = spec.task_dir / "migrations" / f"{name}.yaml"
-    return yaml.safe_load(label.read_text()).get("category") if label.is_file() else None
-
-
-def _scan_shipped(task_id: str, patch_of) -> list[tuple[str, int]]:
-    """(migration, findings) for every shipped migration the harness would run (not rejected)."""
+def _scan_labelled(task_id: str, migrations: list[Labelled]) -> list[tuple[str, int]]:
+    """(agent, findings) for every labelled migration the harness would run (not rejected), each
+    applied to a fresh copy as a prediction's patch is; only those labelled tampered may be flagged."""
     spec = find_task(task_id)
     out = []
-    for name in ["gold", *spec.migration_names("alternatives"), *spec.migration_names("broken")]:
-        if _expected_category(spec, name) == "patch_rejected":
+    for m in migrations:
+        if m.category == "patch_rejected":
             continue
-        patch = patch_of(spec, name)
-        ws = apply_patch(spec, patch)
+        ws = apply_patch(spec, m.patch)
         try:
-            findings = scan_patch(patch, ws.project, original_tree(spec))["findings"]
+            findings = scan_patch(m.patch, ws.project, original_tree(spec))["findings"]
         finally:
             ws.cleanup()
-        tampered = _expected_category(spec, name) == "tampered"
-        assert bool(findings) == tampered, (task_id, name, findings)
-        out.append((name, len(findings)))
+        assert bool(findings) == (m.category == "tampered"), (task_id, m.agent, findings)
+        out.append((m.agent, len(findings)))
     return out
 
 
 def test_shipped_practice_migrations_scan_clean() -> None:
-    practice = list_tasks(kind="practice")
-    scanned = [m for t in practice for m in _scan_shipped(t, lambda s, n: s.migration_file(n).read_text())]
+    scanned = [m for t in list_tasks(kind="practice")
+               for m in _scan_labelled(t, labelled_migrations(find_task(t)))]
     assert len(scanned) >= 30
-    assert [n for n, k in scanned if k] == ["broken/rebinds_probe"]  # labelled tampered: flagged
+    assert [n for n, k in scanned if k] == ["broken-rebinds_probe"]  # labelled tampered: flagged
 
 
-def test_shipped_upstream_recipes_scan_clean() -> None:
-    from gpu2tpu.tasks.materialise import migration_patch
-
-    if not os.environ.get(SOURCES_ENV) and SHARED_SOURCES.is_dir():
-        os.environ[SOURCES_ENV] = str(SHARED_SOURCES)
-    upstream = list_tasks(kind="upstream")
-    missing = [t for t in upstream if source_present(find_task(t).source) == "missing"]  # type: ignore[arg-type]
-    if not os.environ.get(SOURCES_ENV) or missing:
-        pytest.skip(f"{SOURCES_ENV} is unset or lacks {', '.join(missing) or 'the sources'}: the upstream "
-                    "recipes cannot be materialised here (set it to a directory of source snapshots)")
-    scanned = [m for t in upstream for m in _scan_shipped(t, migration_patch)]
+def test_shipped_upstream_recipes_scan_clean(upstream_migrations: dict[str, list[Labelled]]) -> None:
+    """Slow lane: its recipes' diffs need every upstream task's prepared tree, which the upstream
+    suite (conftest.py `upstream_run`) builds from the same fixture in the same session."""
+    scanned = [m for t, migrations in upstream_migrations.items() for m in _scan_labelled(t, migrations)]
     assert len(scanned) >= 30 and not any(k for _, k in scanned)
 
 
