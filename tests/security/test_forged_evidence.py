@@ -15,9 +15,10 @@ import pytest
 from forged_evidence_attacks import DUMMY_XLA_WORK, GC_FILTER, PIPE_RELAY, forged_patch
 from security_attacks import prediction
 
+from gpu2tpu.harness.calibration import CALIBRATION
 from gpu2tpu.harness.evaluate import evaluate_predictions
 from gpu2tpu.harness.regrade import regrade_report
-from gpu2tpu.harness.report import KERNEL, SCAN, ReportError
+from gpu2tpu.harness.report import KERNEL, SCAN, TRACE, ReportError
 from gpu2tpu.harness.workspace import apply_patch
 from gpu2tpu.tasks.finder import find_task
 
@@ -184,3 +185,33 @@ def test_a_run_recorded_before_the_scan_still_regrades(graded: dict, tmp_path: P
     (scan,) = [e for e in verdict["criteria"]["runs"]["evidence"] if e.get("source") == "static-scan"]
     assert scan["ok"] and "static-scan evidence absent" in scan["text"]
     assert "supervisor evidence absent" in _supervisor({"verdict": verdict})[0]["text"]
+
+
+def test_an_edited_calibration_trace_is_refused_and_an_unlisted_one_not_read(graded: dict,
+                                                                            tmp_path: Path) -> None:
+    """The calibration runs widen the step-0 limit (harness/calibration.py): a submitter who moves
+    their step-0 values far from the reference's would widen it to pass. A listed trace edited after
+    the run is refused; one left on disk but unlisted is not read, so the floor stands."""
+    path = graded["reports"]["gold"]
+    report = json.loads(path.read_text())
+    listed = sorted(k for k in report["files"] if f"/{CALIBRATION}/" in k and k.endswith("/" + TRACE))
+    assert listed, "cifar_amp's references hold no listed calibration trace"
+    run = tmp_path / "forged"
+    shutil.copytree(graded["run"], run)
+    copy = run / path.relative_to(graded["run"])
+    trace = run / listed[0]
+    lines = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
+    for rec in lines:
+        for key in ("loss", "grad_norm"):
+            if isinstance(rec.get(key), (int, float)):
+                rec[key] = rec[key] * 50.0  # a step 0 that moved 49 times its value
+    trace.write_text("".join(json.dumps(rec) + "\n" for rec in lines))
+    with pytest.raises(ReportError, match=CALIBRATION):
+        regrade_report(copy)
+    unlisted = json.loads(copy.read_text())
+    for k in listed:
+        del unlisted["files"][k]
+    copy.write_text(json.dumps(unlisted))
+    step0 = [e for e in regrade_report(copy)["criteria"]["numerics"]["evidence"]
+             if e.get("signal") in ("step0_loss", "step0_grad_norm")]
+    assert step0 and all("no calibration runs" in e["text"] for e in step0)

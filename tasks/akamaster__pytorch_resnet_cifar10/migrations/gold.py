@@ -28,12 +28,14 @@ def move_to_xla(r, device="torch_xla.device()"):
     r.replace(TRAINER, "torch.save(state, filename)", "xm.save(state, filename)")
 
 
-def meters_on_device(r):
-    """train(): the meters sum device tensors; one sync per step, after the meters' updates."""
+def meters_on_device(r, sync=True):
+    """train(): the meters sum device tensors; with `sync`, one sync per step after the meters'
+    updates (an alternative that cuts the graph another way passes False)."""
     r.replace_each(TRAINER, "losses.update(loss.item(), input.size(0))",
                    "losses.update(loss.detach(), input.size(0))", 2, which=[1])
     r.replace_each(TRAINER, "top1.update(prec1.item(), input.size(0))",
-                   ["top1.update(prec1.detach(), input.size(0))", "torch_xla.sync()"], 2, which=[1])
+                   ["top1.update(prec1.detach(), input.size(0))", *(["torch_xla.sync()"] if sync else [])],
+                   2, which=[1])
 
 
 def apply(r):

@@ -7,10 +7,7 @@ TRAINER = "trainer.py"
 
 def apply(r):
     r.gold.move_to_xla(r)
-    r.replace_each(TRAINER, "losses.update(loss.item(), input.size(0))",
-                   "losses.update(loss.detach(), input.size(0))", 2, which=[1])
-    r.replace_each(TRAINER, "top1.update(prec1.item(), input.size(0))",
-                   "top1.update(prec1.detach(), input.size(0))", 2, which=[1])
+    r.gold.meters_on_device(r, sync=False)
     r.insert_after(TRAINER, "import torch_xla", ["import torch_xla.distributed.parallel_loader as pl"])
     r.replace(TRAINER, "train(train_loader, model, criterion, optimizer, epoch)",
               "train(pl.MpDeviceLoader(train_loader, device), model, criterion, optimizer, epoch)")

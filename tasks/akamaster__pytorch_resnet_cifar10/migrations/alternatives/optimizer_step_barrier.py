@@ -7,8 +7,5 @@ TRAINER = "trainer.py"
 
 def apply(r):
     r.gold.move_to_xla(r)
-    r.replace_each(TRAINER, "losses.update(loss.item(), input.size(0))",
-                   "losses.update(loss.detach(), input.size(0))", 2, which=[1])
-    r.replace_each(TRAINER, "top1.update(prec1.item(), input.size(0))",
-                   "top1.update(prec1.detach(), input.size(0))", 2, which=[1])
+    r.gold.meters_on_device(r, sync=False)
     r.replace(TRAINER, "optimizer.step()", "xm.optimizer_step(optimizer, barrier=True)")
