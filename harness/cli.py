@@ -13,6 +13,7 @@ from gpu2tpu.harness.criteria import CRITERION_NAMES
 from gpu2tpu.harness.engine import add_engine_options, engine_from_args, run_evaluations
 from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
 from gpu2tpu.tasks.finder import find_task
+from gpu2tpu.tasks.materialise import migration_patch
 from gpu2tpu.tasks.options import add_task_options, apply_task_options
 from gpu2tpu.tasks.spec import read_label
 
@@ -113,12 +114,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     spec = find_task(DEMO_TASK)
     mig = spec.task_dir / "migrations"
     lines = [{"schema_version": 1, "task_id": DEMO_TASK, "agent": "gold",
-              "patch": spec.migration_file("gold").read_text(), "claimed_success": True}]
+              "patch": migration_patch(spec, "gold"), "claimed_success": True}]
     expected = {"gold": "migrated"}
     for name in DEMO_BROKEN:
         label = read_label(mig / "broken" / f"{name}.patch")
         lines.append({"schema_version": 1, "task_id": DEMO_TASK, "agent": f"broken-{name}",
-                      "patch": (mig / "broken" / f"{name}.patch").read_text(), "claimed_success": True})
+                      "patch": migration_patch(spec, f"broken/{name}"), "claimed_success": True})
         expected[f"broken-{name}"] = label.category
     with tempfile.TemporaryDirectory() as tmp:
         preds = Path(tmp) / "demo.jsonl"

@@ -48,6 +48,7 @@ from gpu2tpu.harness.verdict import infra_verdict
 from gpu2tpu.harness.workspace import PatchRejected, apply_patch, from_directory, original_tree
 from gpu2tpu.sandbox import process as sandboxed
 from gpu2tpu.tasks.finder import find_task
+from gpu2tpu.tasks.materialise import write_patch
 from gpu2tpu.tasks.spec import RunSpec
 
 _print_lock = threading.Lock()
@@ -171,9 +172,9 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
             ws = apply_patch(spec, patch)
         else:
             ws, patch = from_directory(spec, Path(pred.migrated_dir or ""))
-        (eval_dir / PATCH).write_text(patch)
+        write_patch(eval_dir / PATCH, patch)
     except PatchRejected as exc:
-        (eval_dir / PATCH).write_text(pred.patch or "")
+        write_patch(eval_dir / PATCH, pred.patch or "")
         write_json(eval_dir / PROCESS, {"schema_version": 1, **provenance(),
                                         "patch_rejected": str(exc), "exit_code": None,
                                         "timed_out": False, "wall_s": 0.0})

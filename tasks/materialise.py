@@ -27,9 +27,27 @@ _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
 
 _DIFF_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", "checkpoints")
 
+# git that diffs and applies bytes as they are: no CRLF conversion from the user's core.autocrlf, no
+# eol attributes from a global attributes file (a CRLF project's patch must keep its \r)
+GIT_VERBATIM = ("git", "-c", "core.autocrlf=false", "-c", "core.attributesFile=/dev/null")
+
 
 class TreeDiffError(UserError):
     """Two trees could not be compared (git diff failed)."""
+
+
+def read_patch(path: Path) -> str:
+    """A patch file's text exactly as stored (read_text() would turn every \\r\\n into \\n)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text at byte {exc.start}; save the patch as UTF-8") from None
+
+
+def write_patch(path: Path, text: str) -> None:
+    """Write a patch's text byte for byte (no newline translation on any platform)."""
+    path.write_bytes(text.encode("utf-8"))
 
 
 class PrepareError(UserError):
@@ -93,7 +111,7 @@ def migration_patch(spec: RunSpec, name: str) -> str:
     """A shipped migration as a unified diff against the original tree (what a prediction holds)."""
     path = spec.migration_file(name)
     if path.suffix == ".patch":
-        return path.read_text()
+        return read_patch(path)
     with tempfile.TemporaryDirectory(prefix=f"gpu2tpu-recipe-{spec.task_id}-") as tmp:
         edited = materialise(spec, Path(tmp) / "tree", name)
         return diff_dirs(original_tree(spec), edited)
@@ -113,7 +131,7 @@ def materialise(spec: RunSpec, dest: Path, migration: str | None = None) -> Path
         if path.suffix == ".py":
             apply_recipe(path, dest)
         else:
-            proc = subprocess.run(["git", "apply", "--whitespace=nowarn", str(path)], cwd=dest,
+            proc = subprocess.run([*GIT_VERBATIM, "apply", "--whitespace=nowarn", str(path)], cwd=dest,
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 raise UserError(f"{path} does not apply: {proc.stderr.strip()}")
@@ -121,14 +139,21 @@ def materialise(spec: RunSpec, dest: Path, migration: str | None = None) -> Path
 
 
 def diff_dirs(original: Path, migrated: Path) -> str:
-    """Unified diff (git format, a/ b/ prefixes, paths relative to the project)."""
+    """Unified diff (git format, a/ b/ prefixes, paths relative to the project), every byte of each
+    line kept: a CRLF file's lines keep their \\r, so the patch applies back byte for byte."""
     with tempfile.TemporaryDirectory(prefix="gpu2tpu-diff-") as tmp:
         a, b = Path(tmp) / "a", Path(tmp) / "b"
         shutil.copytree(original, a, ignore=_DIFF_IGNORE, symlinks=True)
         shutil.copytree(migrated, b, ignore=_DIFF_IGNORE, symlinks=True)
-        proc = subprocess.run(["git", "diff", "--no-index", "--no-prefix", "--binary", "a", "b"],
-                              cwd=tmp, capture_output=True, text=True)
+        proc = subprocess.run([*GIT_VERBATIM, "diff", "--no-index", "--no-prefix", "--binary", "a", "b"],
+                              cwd=tmp, capture_output=True)  # bytes: text=True would drop each \r
     if proc.returncode not in (0, 1):
-        raise TreeDiffError(f"could not diff {migrated} against {original}: {proc.stderr.strip()}")
-    # --no-prefix writes a/x and b/x literally, which is git's own a/ b/ convention
-    return proc.stdout
+        raise TreeDiffError(f"could not diff {migrated} against {original}: "
+                            f"{proc.stderr.decode(errors='replace').strip()}")
+    try:  # --no-prefix writes a/x and b/x literally, which is git's own a/ b/ convention
+        return proc.stdout.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        header = proc.stdout[:exc.start].rfind(b"diff --git ")
+        where = proc.stdout[header:].split(b"\n", 1)[0].decode(errors="replace") if header >= 0 else "?"
+        raise TreeDiffError(f"the diff of {migrated} against {original} is not UTF-8 text ({where}): "
+                            "save changed source files as UTF-8") from None

@@ -5,6 +5,9 @@ existing line that must occur exactly once (compared after strip()), or, with re
 the stated number of times, so a recipe applied to another tree fails loudly instead of editing the
 wrong place. No upstream line is stored in this repository
 beyond the anchors a recipe names.
+
+Files are edited as bytes split at "\n" only: each line keeps its own ending (CRLF stays CRLF,
+a mixed file stays mixed), new lines take the anchor line's ending, untouched bytes stay as they were.
 """
 
 from __future__ import annotations
@@ -67,7 +70,9 @@ class Recipe:
         path = self._path(rel)
         if not path.is_file():
             raise RecipeError(f"{rel}: no such file in the tree")
-        return path.read_text().splitlines(keepends=True)
+        text = path.read_bytes().decode("utf-8", "surrogateescape")  # any bytes round-trip
+        parts = text.split("\n")  # not splitlines(): it also splits at \r, \f, \x1c, ...
+        return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
     def _find(self, rel: str, lines: list[str], anchor: str) -> int:
         want = anchor.strip()
@@ -77,7 +82,7 @@ class Recipe:
         return hits[0]
 
     def _save(self, rel: str, lines: list[str]) -> None:
-        self._path(rel).write_text("".join(lines))
+        self._path(rel).write_bytes("".join(lines).encode("utf-8", "surrogateescape"))
         if rel not in self.touched:
             self.touched.append(rel)
 
@@ -86,10 +91,19 @@ class Recipe:
         return [(indent + line if line.strip() else line.rstrip(" ")) + newline for line in lines]
 
     @staticmethod
-    def _shape(line: str) -> tuple[str, str]:
-        """(indentation, line ending) of an existing line."""
-        body = line.rstrip("\r\n")
-        return body[: len(body) - len(body.lstrip())], line[len(body):] or "\n"
+    def _shape(lines: list[str], i: int) -> tuple[str, str]:
+        """(indentation, line ending) of line i; a last line without an ending gives the ending of
+        the nearest line above that has one (else "\n")."""
+        line = lines[i]
+        ending = _ending(line) or next((e for e in map(_ending, reversed(lines[:i])) if e), "\n")
+        body = line[: len(line) - len(_ending(line))]
+        return body[: len(body) - len(body.lstrip())], ending
+
+    @classmethod
+    def _terminated(cls, lines: list[str], i: int) -> None:
+        """Give line i an ending if it is the last line and has none, so lines can follow it."""
+        if not _ending(lines[i]):
+            lines[i] += cls._shape(lines, i)[1]
 
     def replace(self, rel: str, anchor: str, new: str | list[str]) -> None:
         """Replace the anchor line by `new` (one line or several), keeping its indentation."""
@@ -97,7 +111,7 @@ class Recipe:
             return
         lines = self._lines(rel)
         i = self._find(rel, lines, anchor)
-        indent, newline = self._shape(lines[i])
+        indent, newline = self._shape(lines, i)
         lines[i:i + 1] = self._indented([new] if isinstance(new, str) else new, indent, newline)
         self._save(rel, lines)
 
@@ -117,7 +131,7 @@ class Recipe:
             raise RecipeError(f"{rel}: occurrences {sorted(picked)} of {want!r} must lie in 1..{count}")
         for k in picked:  # bottom up: the earlier indices stay valid
             i = hits[k - 1]
-            indent, newline = self._shape(lines[i])
+            indent, newline = self._shape(lines, i)
             lines[i:i + 1] = self._indented([new] if isinstance(new, str) else new, indent, newline)
         self._save(rel, lines)
 
@@ -127,7 +141,8 @@ class Recipe:
             return
         lines = self._lines(rel)
         i = self._find(rel, lines, anchor)
-        indent, newline = self._shape(lines[i])
+        indent, newline = self._shape(lines, i)
+        self._terminated(lines, i)
         lines[i + 1:i + 1] = self._indented(new, indent, newline)
         self._save(rel, lines)
 
@@ -136,7 +151,7 @@ class Recipe:
             return
         lines = self._lines(rel)
         i = self._find(rel, lines, anchor)
-        indent, newline = self._shape(lines[i])
+        indent, newline = self._shape(lines, i)
         lines[i:i] = self._indented(new, indent, newline)
         self._save(rel, lines)
 
@@ -153,8 +168,13 @@ class Recipe:
         if path.exists():
             raise RecipeError(f"{rel}: already exists; edit it with replace/insert instead")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_bytes(text.encode())  # no newline translation on any platform
         self.touched.append(rel)
+
+
+def _ending(line: str) -> str:
+    """A line's own ending: "\r\n", "\n", or "" (the file's last line without one)."""
+    return "\r\n" if line.endswith("\r\n") else "\n" if line.endswith("\n") else ""
 
 
 def _load(recipe_file: Path, name: str) -> Any:
