@@ -33,7 +33,7 @@ def added_lines(patch: str) -> dict[str, set[int]]:
     """{new path: line numbers in the new file} for every line a unified (git) diff adds."""
     out: dict[str, set[int]] = {}
     path, new_no, old_left, new_left = None, 0, 0, 0
-    for line in patch.splitlines():
+    for line in patch.split("\n"):  # git's lines: a CRLF line keeps its \r, a lone \r splits nothing
         if old_left > 0 or new_left > 0:
             tag = line[:1]
             if tag in (" ", ""):
@@ -58,23 +58,27 @@ def scan_patch(patch: str, project: Path, original: Path | None = None) -> dict[
     """scan.json's content: findings in `project` (the migrated tree) on the lines `patch` adds that
     neither the original tree nor the patch's removed lines already hold."""
     added = added_lines(patch)
-    kept = {ln[1:].strip() for ln in patch.splitlines() if ln.startswith("-") and not ln.startswith("---")}
+    kept = {ln[1:].strip() for ln in patch.split("\n") if ln.startswith("-") and not ln.startswith("---")}
     if original is not None:
         for src in [*original.rglob("*.py"), *(original / p for p in added)]:
             if src.is_file() and not src.is_symlink() and src.stat().st_size < (4 << 20):
-                kept.update(x.strip() for x in src.read_text(errors="replace").splitlines())
+                kept.update(x.strip() for x in _git_lines(src))
     findings: list[dict[str, Any]] = []
     count = 0
     for rel, numbers in sorted(added.items()):
         path = project / rel
         if path.is_symlink() or not path.is_file() or rel.lower().endswith(rules.DOCS):
             continue
-        text = path.read_text(errors="replace")
-        lines = text.splitlines()
+        text = path.read_bytes().decode("utf-8", errors="replace")  # no newline translation
+        lines = text.split("\n")  # numbered as the patch numbers them
         fresh = {n for n in numbers if 0 < n <= len(lines) and lines[n - 1].strip() not in kept}
         count += len(fresh)
         python = rel.endswith((".py", ".pyw")) or bool(lines and re.match(r"#!.*python", lines[0]))
-        found = _Scan(text, fresh).run() if python and fresh and len(text) < (4 << 20) else None
+        found = None
+        if python and fresh and len(text) < (4 << 20):
+            owner = _python_line_owners(lines)
+            found = _Scan(text, {k for k, n in enumerate(owner, 1) if n in fresh}).run()
+            found = None if found is None else [(owner[k - 1], rule, d) for k, rule, d in found]
         for line, rule, detail in sorted(set(found if found is not None else _scan_text(lines, fresh))):
             if not any(f["line"] == line and f["rule"] == rule and f["file"] == rel for f in findings):
                 findings.append({"file": rel, "line": line, "code": lines[line - 1].strip()[:200],
@@ -113,6 +117,21 @@ def check_scan(res: CriterionResult, scan: dict[str, Any] | None, expected: bool
         res.check(True, f"source: {SOURCE}: {scan.get('added_lines')} added lines hold nothing a "
                   "migration never needs", "tampered")
     res.evidence[-1]["source"] = SOURCE
+
+
+def _git_lines(path: Path) -> list[str]:
+    """A file's lines as git numbers them (split at \\n only, a CRLF line keeps its \\r)."""
+    return path.read_bytes().decode("utf-8", errors="replace").split("\n")
+
+
+def _python_line_owners(lines: list[str]) -> list[int]:
+    """For each line as Python numbers it, the git line holding it: Python also ends a line at a
+    lone \\r, so code after one inside an added line is scanned under that line's number."""
+    owner: list[int] = []
+    for number, line in enumerate(lines, 1):
+        body = line[:-1] if line.endswith("\r") else line  # a CRLF ending is one line end
+        owner += [number] * (1 + body.count("\r"))
+    return owner
 
 
 def _scan_text(lines: list[str], fresh: set[int]) -> list[tuple[int, str, str]]:

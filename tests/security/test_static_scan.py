@@ -191,6 +191,17 @@ def test_added_lines_follow_the_hunks() -> None:
     assert added_lines(patch) == {"data.py": {2, 3}}
 
 
+def test_lines_are_numbered_as_git_numbers_them(tmp_path: Path) -> None:
+    """A CRLF project scans like an LF one; a lone \\r (Python ends a line there, git does not)
+    neither shifts the numbers of the added lines after it nor hides the code that follows it."""
+    crlf = "import gc\r\nobjs = gc.get_objects()\r\n"
+    assert [(f["line"], f["rule"]) for f in scan(tmp_path, crlf, original="x = 1\r\n")] == [(3, "heap-walk")]
+    shifted = "y = 1  # a\rb = 2\r\nimport gc\r\nobjs = gc.get_objects()\r\n"
+    assert [(f["line"], f["code"]) for f in scan(tmp_path, shifted)] == [(3, "objs = gc.get_objects()")]
+    hidden = "y = 1  # a note\rimport gc; objs = gc.get_objects()\n"
+    assert [(f["line"], f["rule"]) for f in scan(tmp_path, hidden)] == [(1, "heap-walk")]
+
+
 def test_findings_are_tampered_evidence_with_their_source(tmp_path: Path) -> None:
     project = tmp_path / "new"
     result = {"findings": scan(tmp_path, "import gc\nn = len(gc.get_objects())\n"), "added_lines": 2}
