@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from gpu2tpu.tasks.materialise import GIT_VERBATIM, TreeDiffError, diff_dirs, write_patch
+from gpu2tpu.tasks.materialise import TreeDiffError, diff_dirs, git_apply, write_patch
 from gpu2tpu.tasks.spec import RunSpec
 
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", "checkpoints")
@@ -152,8 +152,7 @@ def apply_patch(spec: RunSpec, patch: str) -> Workspace:
     ws = fresh_copy(spec)
     patch_file = ws.root / "migration.patch"
     write_patch(patch_file, patch if patch.endswith("\n") else patch + "\n")  # a CRLF line keeps its \r
-    proc = subprocess.run([*GIT_VERBATIM, "apply", "--whitespace=nowarn", str(patch_file)], cwd=ws.project,
-                          capture_output=True, text=True)
+    proc = git_apply(patch_file, ws.project)
     patch_file.unlink()
     if proc.returncode != 0:
         ws.cleanup()

@@ -50,6 +50,15 @@ def write_patch(path: Path, text: str) -> None:
     path.write_bytes(text.encode("utf-8"))
 
 
+def git_apply(patch_file: Path, tree: Path) -> subprocess.CompletedProcess[str]:
+    """`git apply` of a patch file to `tree`, bytes as they are. git must not find a repository
+    around the tree: inside one it reads the patch's paths from that repository's top and skips,
+    with exit 0, every path outside the tree."""
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(Path(tree).resolve().parent)}
+    return subprocess.run([*GIT_VERBATIM, "apply", "--whitespace=nowarn", str(patch_file)], cwd=tree,
+                          env=env, capture_output=True, text=True)
+
+
 class PrepareError(UserError):
     """The task's prepare.py failed: the task cannot be run here (an infra failure)."""
 
@@ -131,8 +140,7 @@ def materialise(spec: RunSpec, dest: Path, migration: str | None = None) -> Path
         if path.suffix == ".py":
             apply_recipe(path, dest)
         else:
-            proc = subprocess.run([*GIT_VERBATIM, "apply", "--whitespace=nowarn", str(path)], cwd=dest,
-                                  capture_output=True, text=True)
+            proc = git_apply(path, dest)
             if proc.returncode != 0:
                 raise UserError(f"{path} does not apply: {proc.stderr.strip()}")
     return dest

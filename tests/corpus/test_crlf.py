@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,18 @@ def test_diff_keeps_carriage_returns_and_applies_back_byte_for_byte(tmp_path: Pa
         assert _tree_bytes(ws.project) == _tree_bytes(edited)
     finally:
         ws.cleanup()
+
+
+def test_a_patch_applies_to_a_tree_inside_another_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "checkout"  # e.g. `gpu2tpu tasks materialise ... --to` a folder of one's own checkout
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    original = _tree(tmp_path / "original")
+    edited = tmp_path / "edited"
+    shutil.copytree(original, edited)
+    apply_recipe(_recipe(tmp_path, EDITS), edited)
+    spec = _practice_task(tmp_path, original, diff_dirs(original, edited))
+    assert _tree_bytes(materialise(spec, repo / "sub" / "applied", "gold")) == _tree_bytes(edited)
 
 
 def test_a_users_autocrlf_does_not_change_the_diff(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
