@@ -1,0 +1,103 @@
+"""gpu2tpu probe, its inputs part: which tensor stands for a training forward's inputs, and the
+loss of an optimizer step that shares another step's backward. Copied beside the probe as
+gpu2tpu_probe_inputs.py in a run's workspace; `rec` is the probe's Recorder."""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch.utils._pytree import tree_leaves  # in every torch 2.x, which the optimizer hooks need
+
+if TYPE_CHECKING:
+    from gpu2tpu.harness.probe import Recorder
+
+
+def first_tensor(args: tuple, kwargs: dict) -> torch.Tensor | None:
+    """The forward's first top-level tensor argument (positional, then keyword) as before; where
+    there is none, the first tensor inside its dicts, lists and tuples (nested), or None."""
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            return a
+    containers = [a for a in (*args, *kwargs.values()) if isinstance(a, (dict, list, tuple))]
+    if not containers:
+        return None
+    try:
+        leaves = tree_leaves(containers)
+    except RecursionError:  # a container that contains itself: no tensor found
+        return None
+    return next((x for x in leaves if isinstance(x, torch.Tensor)), None)
+
+
+def examples_in(args: tuple, kwargs: dict) -> int | None:
+    """The length of a forward's first list or tuple argument (its examples: graph objects, say),
+    or None when it has none."""
+    seq = next((a for a in (*args, *kwargs.values()) if isinstance(a, (list, tuple))), None)
+    return len(seq) if seq else None
+
+
+class InnerInputs:
+    """A root training forward that receives no tensor at all (a list of graph objects whose
+    tensors it moves to its device itself): its inputs are taken to be the first tensor input of
+    the first module forward that runs inside it. A global forward pre-hook is registered only
+    while such a forward waits for that tensor, so models that take tensors pay nothing."""
+
+    def __init__(self, rec: Recorder) -> None:
+        self.rec = rec
+        self.roots: weakref.WeakSet = weakref.WeakSet()  # the modules the probe observes itself
+        self.handle: Any = None
+        self.pending: tuple = ()  # the root module, its args and kwargs, its examples
+
+    def arm(self, module: torch.nn.Module, args: tuple, kwargs: dict) -> None:
+        from torch.nn.modules.module import register_module_forward_pre_hook
+
+        self.pending = (module, args, kwargs, examples_in(args, kwargs))
+        if self.handle is None:
+            self.handle = register_module_forward_pre_hook(self._before)
+
+    def disarm(self) -> None:
+        if self.handle is not None:
+            self.handle.remove()
+            self.handle = None
+        self.pending = ()
+
+    def _before(self, module: torch.nn.Module, args: tuple) -> None:
+        if not self.pending or not torch.is_grad_enabled():
+            return
+        if module in self.roots:  # an observed module records its own inputs
+            self.disarm()
+            return
+        x = first_tensor(args, {})
+        if x is None:
+            return
+        root, root_args, root_kwargs, examples = self.pending
+        self.disarm()
+        self.rec.record_input(root, x, root_args, root_kwargs, examples)
+
+
+class SharedBackward:
+    """The last backward's losses as a step recorded them: an optimizer step with no backward of
+    its own since the previous step (two optimizers stepped after one backward) shares them."""
+
+    def __init__(self) -> None:
+        self.loss_device: str | None = None  # None until a step has recorded a backward
+        self.loss: float | None = None  # its value, as the step's record read it
+
+    def step_fields(self, cur: dict) -> dict:
+        """The record's fields for the step `cur` is about to close: its own backward remembered,
+        or the shared one's device and a marker (its loss is filled in by `read`)."""
+        if cur["losses"]:
+            self.loss_device = cur["loss_device"]
+            return {}
+        if self.loss_device is None:
+            return {}  # no backward at all since the start of the run
+        cur["loss_device"] = self.loss_device
+        return {"shared_backward": True}
+
+    def read(self, record: dict) -> None:
+        """Records are read in step order: a shared step takes the loss its source step read."""
+        if record.get("shared_backward"):
+            record["loss"] = self.loss
+        elif record.get("loss") is not None:
+            self.loss = record["loss"]
