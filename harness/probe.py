@@ -182,7 +182,7 @@ class Recorder:
         if id(opt) not in self.seen_optimizers:
             self.seen_optimizers.add(id(opt))
             self._describe_optimizer(opt, params)
-        self.cur["lr"] = [float(g.get("lr", 0.0)) for g in opt.param_groups]
+        self.cur["lr"], self.cur["optimizer"] = [float(g.get("lr", 0.0)) for g in opt.param_groups], id(opt)
         # sparse gradients (nn.EmbeddingBag(sparse=True)) have no foreach norm: use their values
         grads = [g.coalesce().values() if g.is_sparse else g
                  for g in (p.grad for p in params) if g is not None]
@@ -224,7 +224,7 @@ class Recorder:
             self.cur["losses"] = self.cur["losses"][loss_at:loss_at + 1]
             if batch_at < len(self.cur["batch_size"]):
                 self.cur["batch_size"] = self.cur["batch_size"][batch_at:batch_at + 1]
-        closure.update(self.shared.step_fields(self.cur))
+        closure.update(self.shared.step_fields(self.cur, self.cur.get("optimizer")))
         record = {"step": self.step, "micro_batches": len(self.cur["losses"]), "clip": self.cur["clip"],
                   "lr": self.cur["lr"], "batch_size": self.cur["batch_size"],
                   "input_devices": sorted(self.cur["input_devices"]),

@@ -78,20 +78,24 @@ class InnerInputs:
 
 class SharedBackward:
     """The last backward's losses as a step recorded them: an optimizer step with no backward of
-    its own since the previous step (two optimizers stepped after one backward) shares them."""
+    its own since the previous step (two optimizers stepped after one backward) shares them. An
+    optimizer that steps again without a new backward (gradients set by torch.autograd.grad) shares
+    nothing: its step keeps no loss, as before."""
 
     def __init__(self) -> None:
         self.loss_device: str | None = None  # None until a step has recorded a backward
         self.loss: float | None = None  # its value, as the step's record read it
+        self.stepped: set[int | None] = set()  # the optimizers that stepped since that backward
 
-    def step_fields(self, cur: dict) -> dict:
-        """The record's fields for the step `cur` is about to close: its own backward remembered,
-        or the shared one's device and a marker (its loss is filled in by `read`)."""
+    def step_fields(self, cur: dict, optimizer: int | None) -> dict:
+        """The record's fields for the step `cur` is about to close (`optimizer`: its id): its own
+        backward remembered, or the shared one's device and a marker (its loss is set by `read`)."""
         if cur["losses"]:
-            self.loss_device = cur["loss_device"]
+            self.loss_device, self.stepped = cur["loss_device"], {optimizer}
             return {}
-        if self.loss_device is None:
-            return {}  # no backward at all since the start of the run
+        if self.loss_device is None or optimizer in self.stepped:
+            return {}  # no backward since the start of the run, or none new for this optimizer
+        self.stepped.add(optimizer)
         cur["loss_device"] = self.loss_device
         return {"shared_backward": True}
 

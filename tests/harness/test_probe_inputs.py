@@ -95,6 +95,14 @@ if mode == "own":  # each optimizer after a backward of its own: nothing shared
         for opt, net in ((opt_e, enc), (opt_g, gen)):
             opt.zero_grad(); net(torch.randn(8, 4)).sum().backward(); opt.step()
     sys.exit(0)
+if mode == "grad_only":  # one backward, then gradients from autograd.grad: nothing to share
+    opt_g.zero_grad(); gen(torch.randn(8, 4)).sum().backward(); opt_g.step()
+    for _ in range(2):
+        out = gen(torch.randn(8, 4)).pow(2).mean()
+        for p, g in zip(gen.parameters(), torch.autograd.grad(out, list(gen.parameters()))):
+            p.grad = g
+        opt_g.step()
+    sys.exit(0)
 for _ in range(3):
     x = torch.randn(8, 4)
     opt_e.zero_grad(); opt_g.zero_grad()
@@ -174,3 +182,6 @@ def test_a_step_before_any_backward_has_no_loss_and_own_backwards_share_nothing(
     own = _probe(tmp_path, SHARED, "own").applied
     assert len(own) == 4 and not any("shared_backward" in s for s in own)
     assert len({s["loss"] for s in own}) == 4
+    grad_only = _probe(tmp_path, SHARED, "grad_only").applied
+    assert [s["loss"] is None for s in grad_only] == [False, True, True]
+    assert not any("shared_backward" in s for s in grad_only)
