@@ -78,7 +78,7 @@ class Recorder:
         self.in_backward = False
         self.in_clip = False
         self.in_seed = False
-        self.init: dict | None = None  # see _init_signals
+        self.init: dict | None = None  # see probe_inputs.fingerprint
         self.inner_inputs = _inputs.InnerInputs(self)  # a root forward that receives no tensor
         self.shared = _inputs.SharedBackward()  # two optimizers stepped after one backward
         self._new_step()
@@ -126,44 +126,30 @@ class Recorder:
     def on_forward(self, module, args, kwargs) -> None:
         if not torch.is_grad_enabled():
             return  # evaluation forwards are not part of the training workload
-        x = _inputs.first_tensor(args, kwargs)
-        if x is None:  # its inputs are the first tensor a module inside it receives
+        x = _inputs.top_level_tensor(args, kwargs)
+        if x is None:  # tensors inside containers, or none: see where the network first gets them
             self.inner_inputs.arm(module, args, kwargs)
             return
-        self.record_input(module, x, args, kwargs)
+        self.record_input(x)
+        self.record_device(x)
 
-    def record_input(self, module, x: torch.Tensor, args, kwargs, examples: int | None = None) -> None:
-        """x stands for a training forward's inputs: its device, batch size (or the examples the
-        forward was handed) and, at step 0, its fingerprint."""
-        if self.backend == "cpu" and x.device.type in ACCELERATOR_TYPES:
-            self.backend = x.device.type  # the model on the device, the optimised tensors maybe not
+    def record_input(self, x: torch.Tensor, examples: int | None = None) -> None:
+        """x stands for a training forward's inputs: its batch size (or the examples the forward
+        was handed), its sharding and, at step 0, its fingerprint (see probe_inputs.fingerprint)."""
         if self.step == 0 and self.init is None:
-            self.init = self._init_signals(module, x, args, kwargs)
+            self.init = _inputs.fingerprint(x)
         self.cur["batch_size"].append(examples or (int(x.shape[0]) if x.dim() else 1))
-        self.cur["input_devices"].add(str(x.device))
         if self.input_sharding is None and x.device.type == "xla" and "torch_xla" in sys.modules:
             self.input_sharding = sys.modules["torch_xla"]._XLAC._get_xla_sharding_spec(x)
 
-    def _init_signals(self, module, x, args, kwargs) -> dict:
-        """RNG-independent signal of the first training forward, before it runs: a fingerprint of
-        its first input (sum, sum of squares, position-weighted sum: the data pipeline and order),
-        computed under no_grad from the input alone. Read with step 0's values (`init` event).
-        No extra forward of the model: one under no_grad inside autocast leaves detached weight
-        casts in autocast's cache, and the training forward then gets no gradients (measured)."""
-        init: dict = {"input_shape": list(x.shape), "input_dtype": str(x.dtype).replace("torch.", ""),
-                      "_tensors": []}
-        try:
-            with torch.no_grad():
-                flat = x.detach().reshape(-1).float()
-                weight = (torch.arange(flat.numel(), device=flat.device) % 13 - 6).float()
-                init["_tensors"] = [flat.sum(), (flat * flat).sum(), (flat * weight).sum(),
-                                    (flat * flat * weight * weight).sum()]
-        except Exception as exc:  # an input that cannot be summed: no init signal, the run goes on
-            init["error"] = repr(exc)[:300]
-        return init
+    def record_device(self, x: torch.Tensor) -> None:
+        """The device of a training forward's inputs, as the network gets them."""
+        if self.backend == "cpu" and x.device.type in ACCELERATOR_TYPES:
+            self.backend = x.device.type  # the model on the device, the optimised tensors maybe not
+        self.cur["input_devices"].add(str(x.device))
 
     def on_output(self, output) -> None:
-        self.inner_inputs.disarm()  # the root forward is over
+        self.inner_inputs.finish()  # the root forward is over
         if isinstance(output, torch.Tensor) and self.step == 0 and not self.cur.get("out_dtype"):
             self.cur["out_dtype"] = str(output.dtype).replace("torch.", "")
             self.emit("forward_output", dtype=self.cur["out_dtype"])
@@ -312,7 +298,8 @@ class Recorder:
 
 
 _HOOK_METHODS = ("on_backward", "on_clip", "on_clip_value", "on_seed", "on_train_state", "on_forward",
-                 "record_input", "on_output", "on_autocast", "on_optimizer_pre", "on_optimizer_post", "flush",
+                 "record_input", "record_device",
+                 "on_output", "on_autocast", "on_optimizer_pre", "on_optimizer_post", "flush",
                  "finish", "emit")
 _ORIGINAL_METHODS = {name: Recorder.__dict__[name] for name in _HOOK_METHODS}
 

@@ -14,12 +14,16 @@ if TYPE_CHECKING:
     from gpu2tpu.harness.probe import Recorder
 
 
-def first_tensor(args: tuple, kwargs: dict) -> torch.Tensor | None:
-    """The forward's first top-level tensor argument (positional, then keyword) as before; where
-    there is none, the first tensor inside its dicts, lists and tuples (nested), or None."""
+def top_level_tensor(args: tuple, kwargs: dict) -> torch.Tensor | None:
+    """A forward's first tensor argument, positional then keyword, or None."""
     for a in (*args, *kwargs.values()):
         if isinstance(a, torch.Tensor):
             return a
+    return None
+
+
+def nested_tensor(args: tuple, kwargs: dict) -> torch.Tensor | None:
+    """The first tensor inside a forward's dict, list and tuple arguments (nested), or None."""
     containers = [a for a in (*args, *kwargs.values()) if isinstance(a, (dict, list, tuple))]
     if not containers:
         return None
@@ -37,22 +41,48 @@ def examples_in(args: tuple, kwargs: dict) -> int | None:
     return len(seq) if seq else None
 
 
+def fingerprint(x: torch.Tensor) -> dict:
+    """RNG-independent signal of the first training forward, before it runs: a fingerprint of
+    its input tensor (sum, sum of squares, position-weighted sum: the data pipeline and order),
+    computed under no_grad from the input alone. Read with step 0's values (`init` event).
+    No extra forward of the model: one under no_grad inside autocast leaves detached weight
+    casts in autocast's cache, and the training forward then gets no gradients (measured)."""
+    init: dict = {"input_shape": list(x.shape), "input_dtype": str(x.dtype).replace("torch.", ""),
+                  "_tensors": []}
+    try:
+        with torch.no_grad():
+            flat = x.detach().reshape(-1).float()
+            weight = (torch.arange(flat.numel(), device=flat.device) % 13 - 6).float()
+            init["_tensors"] = [flat.sum(), (flat * flat).sum(), (flat * weight).sum(),
+                                (flat * flat * weight * weight).sum()]
+    except Exception as exc:  # an input that cannot be summed: no init signal, the run goes on
+        init["error"] = repr(exc)[:300]
+    return init
+
+
 class InnerInputs:
-    """A root training forward that receives no tensor at all (a list of graph objects whose
-    tensors it moves to its device itself): its inputs are taken to be the first tensor input of
-    the first module forward that runs inside it. A global forward pre-hook is registered only
-    while such a forward waits for that tensor, so models that take tensors pay nothing."""
+    """A root training forward handed no tensor argument of its own. Tensors inside its dicts,
+    lists or tuples are its inputs (batch size, fingerprint), but where the network gets them is
+    the device of the first tensor the first module inside it receives: a model that moves its
+    batch to its device itself (CSDI's dict, powerful-gnns' graph objects) computes there. With no
+    tensor inside its arguments at all, that first tensor is also its input, and its batch size
+    the length of its first list or tuple argument (the graphs). A global forward pre-hook is
+    registered only while such a forward waits for that tensor: models that take tensors pay
+    nothing."""
 
     def __init__(self, rec: Recorder) -> None:
         self.rec = rec
         self.roots: weakref.WeakSet = weakref.WeakSet()  # the modules the probe observes itself
         self.handle: Any = None
-        self.pending: tuple = ()  # the root module, its args and kwargs, its examples
+        self.pending: tuple = ()  # (the tensor found in its arguments or None, its examples)
 
     def arm(self, module: torch.nn.Module, args: tuple, kwargs: dict) -> None:
         from torch.nn.modules.module import register_module_forward_pre_hook
 
-        self.pending = (module, args, kwargs, examples_in(args, kwargs))
+        leaf = nested_tensor(args, kwargs)
+        if leaf is not None:
+            self.rec.record_input(leaf)
+        self.pending = (leaf, None if leaf is not None else examples_in(args, kwargs))
         if self.handle is None:
             self.handle = register_module_forward_pre_hook(self._before)
 
@@ -62,18 +92,27 @@ class InnerInputs:
             self.handle = None
         self.pending = ()
 
+    def finish(self) -> None:
+        """The root forward is over: a tensor no module inside it received counts where it is."""
+        if self.pending and self.pending[0] is not None:
+            self.rec.record_device(self.pending[0])
+        self.disarm()
+
     def _before(self, module: torch.nn.Module, args: tuple) -> None:
         if not self.pending or not torch.is_grad_enabled():
             return
         if module in self.roots:  # an observed module records its own inputs
             self.disarm()
             return
-        x = first_tensor(args, {})
+        x = top_level_tensor(args, {})
+        x = nested_tensor(args, {}) if x is None else x
         if x is None:
             return
-        root, root_args, root_kwargs, examples = self.pending
+        leaf, examples = self.pending
         self.disarm()
-        self.rec.record_input(root, x, root_args, root_kwargs, examples)
+        if leaf is None:
+            self.rec.record_input(x, examples)
+        self.rec.record_device(x)
 
 
 class SharedBackward:

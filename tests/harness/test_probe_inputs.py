@@ -79,6 +79,31 @@ with torch.no_grad():
     assert not _global_forward_pre_hooks, "an evaluation forward armed the probe's hook"
 """
 
+MOVES_ITS_BATCH = """
+import torch, torch.nn as nn, torch_xla
+
+device = torch_xla.device()
+torch.manual_seed(0)
+
+
+class DictModel(nn.Module):  # CSDI: the batch stays on the host, forward moves it to the device
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 1)
+
+    def forward(self, batch):
+        return self.lin(batch["observed"].to(device)).pow(2).mean()
+
+
+model = DictModel().to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    model({"observed": torch.randn(6, 4)}).backward()
+    opt.step()
+    torch_xla.sync()
+"""
+
 SHARED = """
 import sys
 import torch, torch.nn as nn
@@ -114,11 +139,11 @@ for _ in range(3):
 """
 
 
-def _probe(tmp_path: Path, script: str, mode: str) -> Trace:
+def _probe(tmp_path: Path, script: str, mode: str, env: dict[str, str] | None = None) -> Trace:
     work = tmp_path / mode
     work.mkdir()
     (work / "train.py").write_text(script)
-    res = run_probed(["train.py", mode], work, work / "out", clean_env(), 120)
+    res = run_probed(["train.py", mode], work, work / "out", clean_env(env), 120)
     assert res.exit_code == 0, (work / "out" / "stderr.log").read_text()
     return Trace.load(work / "out" / "trace.jsonl")
 
@@ -147,6 +172,16 @@ def test_a_dict_of_tensors_is_the_forwards_input_and_a_top_level_tensor_still_co
     mixed = _probe(tmp_path, PROBED, "mixed")  # the top-level tensor, as before this change
     assert [s["batch_size"] for s in mixed.applied] == [[7]] * 3
     assert mixed.init and mixed.init["input_shape"] == [7, 4]
+
+
+def test_a_batch_the_model_moves_itself_is_on_the_device_the_network_gets_it(tmp_path: Path) -> None:
+    """The dict stays on the host and forward moves it: the inputs' device is where the first
+    module inside the forward receives them; batch size and fingerprint are the dict's tensor's."""
+    trace = _probe(tmp_path, MOVES_ITS_BATCH, "moves", {"PJRT_DEVICE": "CPU"})
+    assert [s["input_devices"] for s in trace.applied] == [["xla:0"]] * 2
+    assert [s["batch_size"] for s in trace.applied] == [[6]] * 2
+    assert trace.init and trace.init["input_shape"] == [6, 4]
+    assert trace.runtime["backend"] == "xla"
 
 
 def test_a_forward_without_tensors_is_seen_through_its_first_submodule(tmp_path: Path) -> None:
