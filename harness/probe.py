@@ -264,10 +264,13 @@ class Recorder:
     def _read(self, tensors: list) -> list[float]:
         if not tensors:
             return []
-        lazy = [t for t in tensors if t.device.type in ("xla", "tpu")]
-        if self.xla is not None and len(lazy) == len(tensors):
-            return self.xla.read(tensors)
-        return [float(t.float().cpu()) for t in tensors]
+        lazy = [i for i, t in enumerate(tensors) if t.device.type in ("xla", "tpu")]
+        if self.xla is None or not lazy:
+            return [float(t.float().cpu()) for t in tensors]
+        # the device's values in one read of the probe's own (not counted as the run's host reads),
+        # beside host tensors such as the fingerprint of a batch the model moves itself
+        read = dict(zip(lazy, self.xla.read([tensors[i] for i in lazy])))
+        return [read[i] if i in read else float(t.float().cpu()) for i, t in enumerate(tensors)]
 
     def finish(self, exit_code: int, error: str | None, force_read: bool = True) -> None:
         if force_read:

@@ -182,6 +182,9 @@ def test_a_batch_the_model_moves_itself_is_on_the_device_the_network_gets_it(tmp
     assert [s["batch_size"] for s in trace.applied] == [[6]] * 2
     assert trace.init and trace.init["input_shape"] == [6, 4]
     assert trace.runtime["backend"] == "xla"
+    # the fingerprint of the host tensor is read beside the device's losses: the probe reads the
+    # device's values in one batch of its own, never one by one as the run's host reads
+    assert trace.end and trace.end["counters"]["host_reads"] == 0, trace.end["counters"]
 
 
 def test_a_forward_without_tensors_is_seen_through_its_first_submodule(tmp_path: Path) -> None:
