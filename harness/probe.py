@@ -79,7 +79,7 @@ class Recorder:
         self.in_clip = False
         self.in_seed = False
         self.init: dict | None = None  # see probe_inputs.fingerprint
-        self.inner_inputs = _inputs.InnerInputs(self)  # a root forward that receives no tensor
+        self.inner_inputs = _inputs.InnerInputs(self)  # a forward handed no tensor argument
         self.shared = _inputs.SharedBackward()  # two optimizers stepped after one backward
         self._new_step()
 
@@ -168,7 +168,8 @@ class Recorder:
         if id(opt) not in self.seen_optimizers:
             self.seen_optimizers.add(id(opt))
             self._describe_optimizer(opt, params)
-        self.cur["lr"], self.cur["optimizer"] = [float(g.get("lr", 0.0)) for g in opt.param_groups], id(opt)
+        self.cur["lr"] = [float(g.get("lr", 0.0)) for g in opt.param_groups]
+        self.cur["optimizer"] = id(opt)  # which optimizer steps (see probe_inputs.SharedBackward)
         # sparse gradients (nn.EmbeddingBag(sparse=True)) have no foreach norm: use their values
         grads = [g.coalesce().values() if g.is_sparse else g
                  for g in (p.grad for p in params) if g is not None]
