@@ -2,7 +2,8 @@
 
 Self-contained (standard library + torch; torch_xla / torch_tpu optional). Usage:
     python probe.py --out trace.jsonl [--read-every K] -- script.py ARGS...   (or -- -m module ARGS)
-Its parts: probe_counters.py, probe_hooks.py (copied beside it as gpu2tpu_probe_*.py).
+Its parts: probe_counters.py, probe_hooks.py, probe_inputs.py, probe_calibration.py (copied beside
+it as gpu2tpu_probe_*.py).
 Lazy device tensors are kept until a sync has materialised them and read in batches, so the probe
 adds no executions or compilations of its own. Format: docs/formats.md ("Trace").
 """
@@ -26,21 +27,25 @@ if __package__:  # imported from the gpu2tpu package
     from gpu2tpu.harness import probe_calibration as _calibration
     from gpu2tpu.harness import probe_counters as _counters
     from gpu2tpu.harness import probe_hooks as _hooks
+    from gpu2tpu.harness import probe_inputs as _inputs
 else:  # run as a script: its parts lie beside it (gpu2tpu_probe_*.py in a run's workspace)
     try:
         import gpu2tpu_probe_calibration as _calibration
         import gpu2tpu_probe_counters as _counters
         import gpu2tpu_probe_hooks as _hooks
+        import gpu2tpu_probe_inputs as _inputs
     except ImportError:
         import probe_calibration as _calibration
         import probe_counters as _counters
         import probe_hooks as _hooks
+        import probe_inputs as _inputs
 TpuCounters, XlaCounters, _jsonable, _version = (_counters.TpuCounters, _counters.XlaCounters,
                                                  _counters._jsonable, _counters._version)
 harness_seed, install_hooks, save_model = _hooks.harness_seed, _hooks.install_hooks, _hooks.save_model
 # the parts' functions as loaded: the graded code can import those modules, so rebinding any of
 # them is reported like rebinding a Recorder method
-_PART_FUNCTIONS = {f"{m.__name__}.{n}": (m, f) for m in (_counters, _hooks) for n, f in vars(m).items()
+_PART_FUNCTIONS = {f"{m.__name__}.{n}": (m, f) for m in (_counters, _hooks, _inputs)
+                   for n, f in vars(m).items()
                    if callable(f) and getattr(f, "__module__", None) == m.__name__}
 
 PROBE_VERSION = "1"
@@ -73,7 +78,9 @@ class Recorder:
         self.in_backward = False
         self.in_clip = False
         self.in_seed = False
-        self.init: dict | None = None  # see _init_signals
+        self.init: dict | None = None  # see probe_inputs.fingerprint
+        self.inner_inputs = _inputs.InnerInputs(self)  # a forward handed no tensor argument
+        self.shared = _inputs.SharedBackward()  # two optimizers stepped after one backward
         self._new_step()
 
     def emit(self, event: str, **fields) -> None:
@@ -119,38 +126,30 @@ class Recorder:
     def on_forward(self, module, args, kwargs) -> None:
         if not torch.is_grad_enabled():
             return  # evaluation forwards are not part of the training workload
-        tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
-        if not tensors:
+        x = _inputs.top_level_tensor(args, kwargs)
+        if x is None:  # tensors inside containers, or none: see where the network first gets them
+            self.inner_inputs.arm(module, args, kwargs)
             return
-        x = tensors[0]
-        if self.backend == "cpu" and x.device.type in ACCELERATOR_TYPES:
-            self.backend = x.device.type  # the model on the device, the optimised tensors maybe not
+        self.record_input(x)
+        self.record_device(x)
+
+    def record_input(self, x: torch.Tensor, examples: int | None = None) -> None:
+        """x stands for a training forward's inputs: its batch size (or the examples the forward
+        was handed), its sharding and, at step 0, its fingerprint (see probe_inputs.fingerprint)."""
         if self.step == 0 and self.init is None:
-            self.init = self._init_signals(module, x, args, kwargs)
-        self.cur["batch_size"].append(int(x.shape[0]) if x.dim() else 1)
-        self.cur["input_devices"].add(str(x.device))
+            self.init = _inputs.fingerprint(x)
+        self.cur["batch_size"].append(examples or (int(x.shape[0]) if x.dim() else 1))
         if self.input_sharding is None and x.device.type == "xla" and "torch_xla" in sys.modules:
             self.input_sharding = sys.modules["torch_xla"]._XLAC._get_xla_sharding_spec(x)
 
-    def _init_signals(self, module, x, args, kwargs) -> dict:
-        """RNG-independent signal of the first training forward, before it runs: a fingerprint of
-        its first input (sum, sum of squares, position-weighted sum: the data pipeline and order),
-        computed under no_grad from the input alone. Read with step 0's values (`init` event).
-        No extra forward of the model: one under no_grad inside autocast leaves detached weight
-        casts in autocast's cache, and the training forward then gets no gradients (measured)."""
-        init: dict = {"input_shape": list(x.shape), "input_dtype": str(x.dtype).replace("torch.", ""),
-                      "_tensors": []}
-        try:
-            with torch.no_grad():
-                flat = x.detach().reshape(-1).float()
-                weight = (torch.arange(flat.numel(), device=flat.device) % 13 - 6).float()
-                init["_tensors"] = [flat.sum(), (flat * flat).sum(), (flat * weight).sum(),
-                                    (flat * flat * weight * weight).sum()]
-        except Exception as exc:  # an input that cannot be summed: no init signal, the run goes on
-            init["error"] = repr(exc)[:300]
-        return init
+    def record_device(self, x: torch.Tensor) -> None:
+        """The device of a training forward's inputs, as the network gets them."""
+        if self.backend == "cpu" and x.device.type in ACCELERATOR_TYPES:
+            self.backend = x.device.type  # the model on the device, the optimised tensors maybe not
+        self.cur["input_devices"].add(str(x.device))
 
     def on_output(self, output) -> None:
+        self.inner_inputs.finish()  # the root forward is over
         if isinstance(output, torch.Tensor) and self.step == 0 and not self.cur.get("out_dtype"):
             self.cur["out_dtype"] = str(output.dtype).replace("torch.", "")
             self.emit("forward_output", dtype=self.cur["out_dtype"])
@@ -170,6 +169,7 @@ class Recorder:
             self.seen_optimizers.add(id(opt))
             self._describe_optimizer(opt, params)
         self.cur["lr"] = [float(g.get("lr", 0.0)) for g in opt.param_groups]
+        self.cur["optimizer"] = id(opt)  # which optimizer steps (see probe_inputs.SharedBackward)
         # sparse gradients (nn.EmbeddingBag(sparse=True)) have no foreach norm: use their values
         grads = [g.coalesce().values() if g.is_sparse else g
                  for g in (p.grad for p in params) if g is not None]
@@ -211,6 +211,7 @@ class Recorder:
             self.cur["losses"] = self.cur["losses"][loss_at:loss_at + 1]
             if batch_at < len(self.cur["batch_size"]):
                 self.cur["batch_size"] = self.cur["batch_size"][batch_at:batch_at + 1]
+        closure.update(self.shared.step_fields(self.cur, self.cur.get("optimizer")))
         record = {"step": self.step, "micro_batches": len(self.cur["losses"]), "clip": self.cur["clip"],
                   "lr": self.cur["lr"], "batch_size": self.cur["batch_size"],
                   "input_devices": sorted(self.cur["input_devices"]),
@@ -258,15 +259,19 @@ class Recorder:
             r["post_clip_norm"] = vals.pop() if has_post else None
             r["grad_norm"] = vals.pop() if has_norm else None
             r["loss"] = sum(vals) if vals else None
+            self.shared.read(r)
             self.emit("step", **r)
 
     def _read(self, tensors: list) -> list[float]:
         if not tensors:
             return []
-        lazy = [t for t in tensors if t.device.type in ("xla", "tpu")]
-        if self.xla is not None and len(lazy) == len(tensors):
-            return self.xla.read(tensors)
-        return [float(t.float().cpu()) for t in tensors]
+        lazy = [i for i, t in enumerate(tensors) if t.device.type in ("xla", "tpu")]
+        if self.xla is None or not lazy:
+            return [float(t.float().cpu()) for t in tensors]
+        # the device's values in one read of the probe's own (not counted as the run's host reads),
+        # beside host tensors such as the fingerprint of a batch the model moves itself
+        read = dict(zip(lazy, self.xla.read([tensors[i] for i in lazy])))
+        return [read[i] if i in read else float(t.float().cpu()) for i, t in enumerate(tensors)]
 
     def finish(self, exit_code: int, error: str | None, force_read: bool = True) -> None:
         if force_read:
@@ -297,6 +302,7 @@ class Recorder:
 
 
 _HOOK_METHODS = ("on_backward", "on_clip", "on_clip_value", "on_seed", "on_train_state", "on_forward",
+                 "record_input", "record_device",
                  "on_output", "on_autocast", "on_optimizer_pre", "on_optimizer_post", "flush",
                  "finish", "emit")
 _ORIGINAL_METHODS = {name: Recorder.__dict__[name] for name in _HOOK_METHODS}

@@ -287,6 +287,7 @@ def hook_root_module(rec: Recorder, opt) -> None:
         called = [best] if type(best).forward is not torch.nn.Module.forward else \
             [c for c in best.children() if next(c.parameters(), None) is not None]
         for mod in called:
+            rec.inner_inputs.roots.add(mod)
             _probe_hook(mod, "_forward_pre_hooks", mod.register_forward_pre_hook,
                         lambda m, a, kw: rec.on_forward(m, a, kw), with_kwargs=True)
             _probe_hook(mod, "_forward_pre_hooks", mod.register_forward_pre_hook,

@@ -15,7 +15,7 @@ from gpu2tpu.sandbox.process import RunResult, confinement, run_process
 PROBE_FILE = Path(__file__).with_name("probe.py")
 # the probe's parts, copied beside it into a run's workspace as gpu2tpu_probe*.py
 PROBE_FILES = (PROBE_FILE, *(Path(__file__).with_name(f"probe_{n}.py")
-                             for n in ("counters", "hooks", "calibration")))
+                             for n in ("counters", "hooks", "inputs", "calibration")))
 
 
 def provenance() -> dict[str, str]:
