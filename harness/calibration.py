@@ -59,6 +59,16 @@ def variants(spec: RunSpec) -> list[tuple[str, str]]:
     return out
 
 
+START = "start-"  # the draws of a task whose gold trains step 0 on another batch
+
+
+def start_variants() -> list[tuple[str, str]]:
+    """(folder name, probe mode) of the draws made where training starts (the first optimizer's
+    construction), run only for a task whose gold's first batch is not the reference's: each is
+    step 0 on another draw of its batch, noise or rollout, at the reference's initial weights."""
+    return [(f"{START}{k}", f"start:{k}") for k in range(1, DRAWS + 1)]
+
+
 def load(ref_dir: Path, ref_rel: str, listed: set[str]) -> dict[str, Trace]:
     """The calibration traces of a reference directory, each only where report.json lists it
     (so its hash was checked): an unlisted one could say anything."""
@@ -101,3 +111,16 @@ def step0_limit(key: str, floor: float, reference: float, runs: dict[str, Trace]
         parts.append(f"{PRECISION_Z:g} x {bf16:.3g} (bf16)")
     text = f"calibrated {' + '.join(parts)}, floor {floor:g}"
     return Step0Limit(max(floor, calibrated), text)
+
+
+def other_batch_limit(key: str, reference: float, runs: dict[str, Trace]) -> Step0Limit | None:
+    """Where the gold trains step 0 on another batch: RNG_Z x the largest move of the start draws
+    (None when the references hold none, a bundle built before them, or when they moved nothing:
+    a project whose optimizer is not a torch.optim.Optimizer, or one built after its first batch)."""
+    moves = [m for name, t in runs.items() if name.startswith(START)
+             if (m := _move(t, key, reference)) is not None]
+    if not moves or max(moves) < UNMOVED:
+        return None
+    return Step0Limit(RNG_Z * max(moves), f"the gold's first batch is not the reference's, so the limit "
+                      f"is {RNG_Z:g} x {max(moves):.3g} (another first batch at the reference's "
+                      f"initial weights, {len(moves)} draws)")

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu2tpu.harness import calibration
+from gpu2tpu.harness.first_batch import gold_first_batch_deviation
 from gpu2tpu.harness.invariants import (
     check_init,
     check_integrity,
     check_invariants,
-    gold_first_batch_deviation,
 )
 from gpu2tpu.harness.kernel_checks import IN_PROCESS, check_kernel
 from gpu2tpu.harness.tamper_scan import check_scan
@@ -131,8 +131,9 @@ def numerics(i: Inputs) -> CriterionResult:
     c0, r0 = tr.applied[0], ref.applied[0]
     # Where the gold's own first batch is not the reference's (the data or noise draws from the
     # device's generator before the first forward, as a rollout's sampled actions or a diffusion
-    # model's noise do), step 0 trains on another draw: each reference seed is one more such draw,
-    # so calibration's rule applies to their spread (RNG_Z times the largest seed's move).
+    # model's noise do), step 0 trains on another draw: judged by calibration's start draws (other
+    # first batches at the reference's initial weights), or, in references built before them, by
+    # the same rule on the other seeds (each one more draw, its initial weights moved too).
     other_batch = gold_first_batch_deviation(ref, i.gold.trace) > tol.init_input_tol
     for key, floor, label in (("loss", tol.loss_step0_rtol, "loss"),
                               ("grad_norm", tol.grad_norm_step0_rtol, "grad norm")):
@@ -141,7 +142,10 @@ def numerics(i: Inputs) -> CriterionResult:
             continue
         limit = calibration.step0_limit(key, floor, r, i.calibration)
         rtol, why = limit.rtol, f": {limit.text}"
-        if other_batch:
+        start = calibration.other_batch_limit(key, r, i.calibration) if other_batch else None
+        if start is not None and start.rtol > rtol:
+            rtol, why = start.rtol, f"; {start.text}"
+        elif other_batch and start is None:  # references built before the start draws
             seeds = [x.trace.applied[0].get(key) for x in refs[1:] if x.trace.applied]
             spread = max((relative_deviation(v, r) for v in seeds if v is not None), default=0.0)
             if calibration.RNG_Z * spread > rtol:

@@ -16,7 +16,14 @@ from pathlib import Path
 
 from gpu2tpu import __version__, sandbox
 from gpu2tpu.cache import cache_root
-from gpu2tpu.harness.calibration import CALIBRATE_ENV, CALIBRATION, FIRST_DRAW, moves_step0, variants
+from gpu2tpu.harness.calibration import (
+    CALIBRATE_ENV,
+    CALIBRATION,
+    moves_step0,
+    start_variants,
+    variants,
+)
+from gpu2tpu.harness.first_batch import gold_first_batch_deviation
 from gpu2tpu.harness.kernel_view import observer_for
 from gpu2tpu.harness.report import GOAL, GOLD, KERNEL, PROCESS, TRACE, hash_file, seed_dir, write_json
 from gpu2tpu.harness.runner import PROBE_FILES, provenance, run_probed
@@ -83,15 +90,19 @@ def run_setup(spec: RunSpec, ws: Workspace, seed: int,
     return env, command
 
 
-def run_calibration(spec: RunSpec, building: Path, progress: Progress) -> None:
-    """The reference's first step again under each calibration variant (harness/calibration.py),
-    into building/calibration/<variant>/. A variant that fails only leaves its tolerance at the
-    task's floor: it never fails the bundle. Where the first draw moves nothing (a deterministic
-    step 0), the other draws are not run."""
+def run_calibration(spec: RunSpec, building: Path, progress: Progress,
+                    runs: list[tuple[str, str]] | None = None) -> None:
+    """The reference's first step again under each calibration variant (harness/calibration.py;
+    `runs`, default `variants(spec)`), into building/calibration/<variant>/. A variant that fails
+    only leaves its tolerance at the task's floor: it never fails the bundle. Where a series' first
+    draw moves nothing (a deterministic step 0), its other draws are not run."""
     reference = Trace.load(building / seed_dir(spec.seed) / TRACE)
-    for name, mode in variants(spec):
-        if name != FIRST_DRAW and mode.startswith("rng:") and \
-                not moves_step0(reference, Trace.load(building / CALIBRATION / FIRST_DRAW / TRACE)):
+    todo = variants(spec) if runs is None else runs
+    for name, mode in todo:
+        series = name.rsplit("-", 1)[0] + "-"
+        first = f"{series}1"
+        if mode != "bf16" and name != first and \
+                not moves_step0(reference, Trace.load(building / CALIBRATION / first / TRACE)):
             continue  # the generator never reaches step 0: more draws would measure nothing
         progress(f"{spec.task_id}: calibration run {name}")
         out_dir = building / CALIBRATION / name
@@ -108,6 +119,16 @@ def run_calibration(spec: RunSpec, building: Path, progress: Progress) -> None:
                                        "exit_code": result.exit_code, "timed_out": result.timed_out,
                                        "wall_s": round(result.wall_s, 3),
                                        "reference_adapted_by": adapted})
+
+
+def trains_on_another_batch(spec: RunSpec, building: Path) -> bool:
+    """Whether the gold's first training input is not the reference's (its data, noise or rollout
+    draws from the device's generator): its step 0 is then judged by the start draws."""
+    try:
+        ref, gold = (Trace.load(building / d / TRACE) for d in (seed_dir(spec.seed), GOLD))
+    except (OSError, ValueError):
+        return False
+    return gold_first_batch_deviation(ref, gold) > spec.tolerances.init_input_tol
 
 
 def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
@@ -202,7 +223,7 @@ _REFERENCE_CODE = (
     *PROBE_FILES,
     *(Path(__file__).with_name(n) for n in ("execution.py", "runner.py", "sealed.py", "kernel_view.py",
                                             "perf_samples.py", "workspace.py", "targets.py",
-                                            "calibration.py")),
+                                            "calibration.py", "first_batch.py")),
     *(Path(sandbox.__file__).with_name(n) for n in ("__init__.py", "view.py", "budget.py", "process.py")),
     *(TASKS_DIR / n for n in ("recipe.py", "sources.py", "materialise.py", "task_kit.py")))
 
@@ -284,6 +305,8 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
             codes.append(run_and_record(spec, ws, building / GOLD, spec.seed, target)["exit_code"])
         finally:
             ws.cleanup()
+        if trains_on_another_batch(spec, building):
+            run_calibration(spec, building, progress, start_variants())
         if all(code == 0 for code in codes):  # a failed bundle is used once (graded infra), never cached
             write_json(building / "complete", {"key": key, "seeds": spec.seeds,
                                                "parts": reference_key_parts(spec, target)})

@@ -5,10 +5,10 @@ Called by the numerics and runs criteria in `criteria.py` (the one home of the c
 
 from __future__ import annotations
 
-import math
 import os
 from typing import TYPE_CHECKING, Any
 
+from gpu2tpu.harness.first_batch import gold_first_batch_deviation, input_deviation
 from gpu2tpu.harness.trace import Trace
 
 if TYPE_CHECKING:
@@ -189,31 +189,8 @@ def check_init(res: CriterionResult, tol: Tolerances, ref: Trace, tr: Trace, gol
                   f"reference's (deviation {gold_dev:.2g}, limit {tol.init_input_tol}), so this "
                   "project's data is not reproducible under its seed", "workload_changed")
         return
-    dev = _input_deviation(r, c)
+    dev = input_deviation(r, c)
     ok = dev <= tol.init_input_tol
     res.check(ok, f"first batch's inputs {'match' if ok else 'differ from'} the reference's "
               f"(deviation {dev:.2g}, limit {tol.init_input_tol}): data pipeline and order",
               "workload_changed", ("init_input", dev, tol.init_input_tol))
-
-
-def gold_first_batch_deviation(ref: Trace, gold: Trace) -> float:
-    """How far the gold migration's first training input is from the reference's (0 when either
-    has no fingerprint or the shapes differ): above the limit, the project's data is not
-    reproducible on the target under its seed (drawn from an unseeded or a device generator)."""
-    r, g = ref.init or {}, gold.init or {}
-    if "input_sum" not in r or "input_sum" not in g or g.get("input_shape") != r.get("input_shape"):
-        return 0.0
-    return _input_deviation(r, g)
-
-
-def _input_deviation(r: dict, c: dict) -> float:
-    """Largest difference of the input fingerprints, each in units of the reference's own scale."""
-    scales = {"input_sum": math.sqrt(abs(r["input_sumsq"])), "input_sumsq": abs(r["input_sumsq"]),
-              "input_wsum": math.sqrt(abs(r.get("input_wsumsq") or 0.0))}
-    return max(_scaled(c.get(k), r[k], scale) for k, scale in scales.items())
-
-
-def _scaled(value: Any, ref: float, scale: float) -> float:
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        return math.inf
-    return abs(value - ref) / scale if scale > 0 else (0.0 if value == ref else math.inf)

@@ -109,3 +109,67 @@ def test_a_first_draw_that_moves_nothing_ends_the_draws() -> None:
     assert calibration.moves_step0(reference, _trace(2.0, grad_norm=1.51, steps=1))
     assert calibration.moves_step0(reference, Trace())  # a failed draw: keep drawing
     assert [n for n, _ in calibration.variants(find_task("cifar_amp"))][0] == calibration.FIRST_DRAW
+
+
+NOISE = textwrap.dedent("""
+    import torch
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(128, 32)
+    for _ in range(3):  # the noise is drawn in the loop, before the forward (as ddim's)
+        noisy = x + torch.randn_like(x)
+        loss = model(noisy).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""")
+
+
+def _run_script(tmp_path: Path, name: str, script: str, mode: str) -> Trace:
+    work = tmp_path / name / "project"
+    work.mkdir(parents=True)
+    (work / "train.py").write_text(script)
+    env = clean_env()
+    if mode:
+        env[CALIBRATE_ENV] = mode
+    res = run_probed(["train.py"], work, tmp_path / name / "out", env, 120)
+    assert res.exit_code == 0, (tmp_path / name / "out" / "stderr.log").read_text()
+    return Trace.load(tmp_path / name / "out" / "trace.jsonl")
+
+
+def test_start_draws_move_noise_drawn_before_the_forward_at_the_same_init(tmp_path: Path) -> None:
+    """Noise drawn in the loop before the forward is out of reach of a draw at the first forward
+    (rng:K) but not of one where training starts (start:K, as the first optimizer is built): step 0
+    then trains on another draw at the same initial weights."""
+    plain = _run_script(tmp_path, "plain", NOISE, "")
+    at_forward = _run_script(tmp_path, "rng", NOISE, "rng:1")
+    starts = [_run_script(tmp_path, f"start{k}", NOISE, f"start:{k}") for k in (1, 2)]
+    first = plain.applied[0]["loss"]
+    assert at_forward.applied[0]["loss"] == pytest.approx(first, rel=1e-6)
+    moved = [t.applied[0]["loss"] for t in starts]
+    assert all(v != pytest.approx(first, rel=1e-4) for v in moved) and moved[0] != moved[1]
+    assert all(len(t.applied) == 1 for t in starts)
+    runs = {"start-1": starts[0], "start-2": starts[1]}
+    limit = calibration.other_batch_limit("loss", first, runs)
+    assert limit is not None and "2 draws" in limit.text
+    biggest = max(abs(v - first) / abs(first) for v in moved)
+    assert limit.rtol == pytest.approx(calibration.RNG_Z * biggest)
+    assert calibration.other_batch_limit("loss", first, {"rng-1": at_forward}) is None
+    # the start draws never widen the ordinary (same first batch) limit
+    assert step0_limit("loss", 0.01, first, runs).rtol == 0.01
+
+
+def test_unknown_calibration_modes_are_refused() -> None:
+    from gpu2tpu.harness.probe_calibration import install_calibration
+
+    for mode in ("start", "start:x", "rng:", "fp16"):
+        with pytest.raises(ValueError, match="unknown calibration mode"):
+            install_calibration(None, mode)  # type: ignore[arg-type]
+
+
+def test_start_draws_that_moved_nothing_leave_the_seed_rule() -> None:
+    """A project whose optimizer is not a torch.optim.Optimizer is never advanced: its start draws
+    equal the reference, measure nothing, and the seeds' rule stands."""
+    same = _trace(2.0, grad_norm=1.5, steps=1)
+    assert calibration.other_batch_limit("loss", 2.0, {"start-1": same}) is None

@@ -397,6 +397,25 @@ def test_step0_is_judged_by_the_seed_spread_where_the_gold_trains_on_another_fir
     assert not _step0_loss_ok(grade(spec, target, refs, gold_same_batch, _with_step0(base, 18.4, 1.0)))
 
 
+def test_step0_on_another_batch_is_judged_by_the_start_draws_where_the_references_hold_them() -> None:
+    """References built with calibration's start draws (other first batches at the reference's
+    initial weights) judge the other-batch step 0 by those draws, not by the seeds, whose initial
+    weights move too: here the seeds allow 4 x 0.339, the start draws 4 x 0.05."""
+    spec, target = find_task("cifar_amp"), get_target("xla-cpu")
+    base = _run(_steps(40))
+    refs = [_with_step0(base, 23.3, 1.0), _with_step0(base, 17.7, 3.0), _with_step0(base, 15.4, 5.0)]
+    gold = _with_step0(base, 18.2, 2.0)
+    cand = _with_step0(base, 23.3 * 1.3, 2.5)  # 30% off: inside 1.36, outside 0.2
+    assert _step0_loss_ok(grade(spec, target, refs, gold, cand))
+    starts = {f"start-{k}": _with_step0(base, 23.3 * (1 + m), 2.0).trace
+              for k, m in enumerate((0.05, -0.03, 0.01, 0.02), 1)}
+    verdict = grade(spec, target, refs, gold, cand, starts)
+    assert not _step0_loss_ok(verdict)
+    line = next(e for e in verdict["criteria"]["numerics"]["evidence"] if e["text"].startswith("step-0 loss"))
+    assert line["limit"] == pytest.approx(calibration.RNG_Z * 0.05) and "4 draws" in line["text"]
+    assert _step0_loss_ok(grade(spec, target, refs, gold, _with_step0(base, 23.3 * 1.1, 2.5), starts))
+
+
 def _with_syncs(run: RunRecord, per_step: float) -> RunRecord:
     steps = [{**s, "counters": {"compiles": 3, "host_reads": 0, "syncs": int(per_step * i)}}
              for i, s in enumerate(run.trace.steps)]
