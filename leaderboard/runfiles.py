@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from gpu2tpu.errors import UserError
+from gpu2tpu.harness.calibration import CALIBRATION
 from gpu2tpu.harness.report import (
     EVALUATION_FILES,
     GOAL,
@@ -212,14 +213,15 @@ def check_report(
 
 def _check_evidence(report: ReportFile, never_ran: bool, required: bool) -> None:
     """Every evidence file the run's harness writes is listed: scan.json and kernel.json for a
-    candidate that ran, kernel.json for each reference run the report lists files of."""
+    candidate that ran, kernel.json for each reference seed and gold run the report lists files of."""
     files = report.data["files"]
     kept = [name for name in EVIDENCE_FILES if name not in report.evidence_absent]
     needed = [] if never_ran else list(kept)
     ref_dir = str((report.data.get("reference") or {}).get("dir") or "").rstrip("/")
-    if KERNEL in kept and ref_dir:
+    if KERNEL in kept and ref_dir:  # the seed and gold runs; calibration runs have no kernel view
         runs = sorted({name[len(ref_dir) + 1:].split("/")[0] for name in files
-                       if name.startswith(ref_dir + "/") and name.count("/") > ref_dir.count("/") + 1})
+                       if name.startswith(ref_dir + "/") and name.count("/") > ref_dir.count("/") + 1}
+                      - {CALIBRATION})
         needed += [f"{ref_dir}/{run}/{KERNEL}" for run in runs]
     missing = [name for name in needed if name not in files]
     if missing:
