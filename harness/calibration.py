@@ -88,13 +88,18 @@ class Step0Limit:
     text: str  # how the limit was reached, for the evidence line
 
 
+def relative_deviation(a: float, b: float) -> float:
+    """|a - b| relative to |b| (the reference's value)."""
+    return abs(a - b) / max(abs(b), 1e-12)
+
+
 def _move(trace: Trace, key: str, reference: float) -> float | None:
     if not trace.applied:
         return None
     value = trace.applied[0].get(key)
     if not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
-    return abs(value - reference) / max(abs(reference), 1e-12)
+    return relative_deviation(value, reference)
 
 
 def step0_limit(key: str, floor: float, reference: float, runs: dict[str, Trace]) -> Step0Limit:
@@ -124,3 +129,12 @@ def other_batch_limit(key: str, reference: float, runs: dict[str, Trace]) -> Ste
     return Step0Limit(RNG_Z * max(moves), f"the gold's first batch is not the reference's, so the limit "
                       f"is {RNG_Z:g} x {max(moves):.3g} (another first batch at the reference's "
                       f"initial weights, {len(moves)} draws)")
+
+
+def seeds_limit(key: str, reference: float, seeds: list[Trace]) -> Step0Limit:
+    """The other-batch limit in references built before the start draws: each other reference
+    seed is one more draw (its initial weights moved too), so RNG_Z x the largest seed's move."""
+    moves = [m for t in seeds if (m := _move(t, key, reference)) is not None]
+    spread = max(moves, default=0.0)
+    return Step0Limit(RNG_Z * spread, f"the gold's first batch is not the reference's, so the limit is "
+                      f"{RNG_Z:g} x the reference seeds' largest move {spread:.3g}")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu2tpu.harness import calibration
+from gpu2tpu.harness.calibration import relative_deviation
 from gpu2tpu.harness.first_batch import gold_first_batch_deviation
 from gpu2tpu.harness.invariants import (
     check_init,
@@ -25,7 +26,7 @@ from gpu2tpu.harness.tamper_scan import check_scan
 from gpu2tpu.harness.targets import Target
 from gpu2tpu.harness.timing import check_times
 from gpu2tpu.harness.trace import RunRecord, Trace
-from gpu2tpu.harness.training_config import check_config, check_workload, relative_deviation
+from gpu2tpu.harness.training_config import check_config, check_workload
 from gpu2tpu.tasks.spec import RunSpec
 
 # Taxonomy order: the first failing category in this order names the verdict. Causes come
@@ -142,16 +143,11 @@ def numerics(i: Inputs) -> CriterionResult:
             continue
         limit = calibration.step0_limit(key, floor, r, i.calibration)
         rtol, why = limit.rtol, f": {limit.text}"
-        start = calibration.other_batch_limit(key, r, i.calibration) if other_batch else None
-        if start is not None and start.rtol > rtol:
-            rtol, why = start.rtol, f"; {start.text}"
-        elif other_batch and start is None:  # references built before the start draws
-            seeds = [x.trace.applied[0].get(key) for x in refs[1:] if x.trace.applied]
-            spread = max((relative_deviation(v, r) for v in seeds if v is not None), default=0.0)
-            if calibration.RNG_Z * spread > rtol:
-                rtol = calibration.RNG_Z * spread
-                why = f"; the gold's first batch is not the reference's, so the limit is " \
-                    f"{calibration.RNG_Z:g} x the reference seeds' largest move {spread:.3g}"
+        if other_batch:  # the start draws, or the seeds in references built before them
+            start = calibration.other_batch_limit(key, r, i.calibration) \
+                or calibration.seeds_limit(key, r, [x.trace for x in refs[1:]])
+            if start.rtol > rtol:
+                rtol, why = start.rtol, f"; {start.text}"
         dev = relative_deviation(c, r) if c is not None and math.isfinite(c) else math.inf
         res.check(dev <= rtol, f"step-0 {label} {c} vs reference {r:.6g} (rtol {rtol:.3g}{why})",
                   "numerics_drift", (f"step0_{key}", dev, rtol))

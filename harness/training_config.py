@@ -7,16 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpu2tpu.harness.calibration import relative_deviation
 from gpu2tpu.harness.invariants import check_structure, params_changed
 from gpu2tpu.harness.trace import Trace
 
 if TYPE_CHECKING:
     from gpu2tpu.harness.criteria import CriterionResult
-
-
-def relative_deviation(a: float, b: float) -> float:
-    """|a - b| relative to |b| (the reference's value)."""
-    return abs(a - b) / max(abs(b), 1e-12)
 
 
 def _groups_without_lr(trace: Trace) -> list[dict[str, Any]]:
