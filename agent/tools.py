@@ -152,6 +152,10 @@ class ToolBox:
         except UnicodeDecodeError as exc:
             raise ToolError(f"{path}: not UTF-8 text; use write_file") from exc
         count = text.count(old_text) if old_text else 0
+        if count == 0 and old_text and "\r" not in old_text and "\n" in old_text and "\r\n" in text:
+            # a CRLF file: the model writes "\n"; the edit keeps the file's own line endings
+            old_text, new_text = old_text.replace("\n", "\r\n"), _crlf(new_text)
+            count = text.count(old_text)
         if count != 1:
             what = "not found" if count == 0 else f"found {count} times"
             raise ToolError(f"{path}: old_text {what}; it must match exactly once")
@@ -194,3 +198,8 @@ class ToolBox:
     def _t_finish(self, claimed_success: bool, summary: str) -> str:
         self.finished = Finish(bool(claimed_success), str(summary))
         return "finished"
+
+
+def _crlf(text: str) -> str:
+    """`text` with every line ending CRLF (one already CRLF left as it is)."""
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")

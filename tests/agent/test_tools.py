@@ -46,6 +46,16 @@ def test_edit_must_match_exactly_once(box: ToolBox) -> None:
         box.call("edit_file", {"path": "train.py"})
 
 
+def test_edit_of_a_crlf_file_with_newlines_keeps_its_line_endings(box: ToolBox) -> None:
+    (box.root / "win.py").write_bytes(b"import torch\r\nx = torch.zeros(2).cuda()\r\nprint(x)\r\n")
+    box.call("edit_file", {"path": "win.py", "old_text": "import torch\nx = torch.zeros(2).cuda()\n",
+                           "new_text": "import torch\nimport torch_xla\nx = torch.zeros(2).to('xla')\n"})
+    assert (box.root / "win.py").read_bytes() == (b"import torch\r\nimport torch_xla\r\n"
+                                                   b"x = torch.zeros(2).to('xla')\r\nprint(x)\r\n")
+    with pytest.raises(ToolError, match="not found"):  # still exact otherwise
+        box.call("edit_file", {"path": "win.py", "old_text": "print(y)\n", "new_text": ""})
+
+
 @pytest.mark.parametrize("tool,args", [
     ("read_file", {"path": "../evaluate.py"}),
     ("read_file", {"path": "../migrations/gold.patch"}),

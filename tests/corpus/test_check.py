@@ -110,7 +110,8 @@ def test_unparsable_yaml(corpus):
     path = corpus["paths"]["alice/easy"]
     path.write_text("repo: [unclosed\n")
     problems = _problems(corpus)
-    assert any(str(path) in p and "does not parse" in p for p in problems)
+    # the path is shown relative to the working directory where it lies under it
+    assert any(f"{path.name}: " in p and "does not parse" in p for p in problems), problems
 
 
 def test_main_split_needs_permissive_licence(corpus):
