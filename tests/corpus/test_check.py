@@ -117,7 +117,7 @@ def test_unparsable_yaml(corpus):
 def test_main_split_needs_permissive_licence(corpus):
     path = corpus["paths"]["alice/easy"]
     _edit(path, _set("scan.licence", {"spdx": "GPL-3.0", "permissive": False, "file": "LICENSE"}))
-    assert any(f"{path}: split:" in p and "reference_only" in p for p in _problems(corpus))
+    assert any(f"{path.name}: split:" in p and "reference_only" in p for p in _problems(corpus))
 
 
 def test_duplicate_repo_and_owner_cap(corpus, tmp_path):
@@ -143,8 +143,8 @@ def test_considered_log_rules(corpus):
                                           ("erin/y", "excluded", "not_pytorch", ""),
                                           ("frank/z", "maybe", "ok", "")])
     problems = _problems(corpus)
-    hard = str(corpus["paths"]["bob/hard"])
-    assert any(p.startswith(hard + ": repo: not logged") for p in problems)
+    hard = corpus["paths"]["bob/hard"].name
+    assert any(f"{hard}: repo: not logged" in p for p in problems)
     assert any("considered-A.tsv:3: reason:" in p for p in problems)
     assert any("considered-A.tsv:4: detail:" in p for p in problems)
     assert any("considered-A.tsv:5: decision:" in p for p in problems)
