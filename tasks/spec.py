@@ -51,7 +51,10 @@ class Goal:
 class Tolerances:
     loss_step0_rtol: float = 0.01
     grad_norm_step0_rtol: float = 0.03
-    curve_rtol: float = 0.03
+    # the curve band's floor, a fraction of the reference's loss magnitude: what a deterministic
+    # model's curve may move between devices (every other band is 3 x the gold's measured drift; no
+    # correct migration of the 29 tasks needed the floor, session-8 note)
+    curve_rtol: float = 0.05
     curve_spread_z: float = 3.0
     curve_drift_z: float = 3.0  # the curve band in units of the gold's same-seed drift
     init_input_tol: float = 0.01  # first batch's input fingerprint, in units of its own scale
