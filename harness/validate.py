@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -235,6 +237,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             f"whole suite: {whole[task_id]}"
         print(f"{task_id}: {what}")
     runs = args.runs.expanduser().resolve()
+    if engine.name == "local" and len(task_ids) > 1:
+        _build_ahead(task_ids[1:], args.target)
     items: list[Labelled] = []
     verdicts: dict[tuple[str, str], dict[str, Any]] = {}
     summaries: list[dict[str, Any]] = []
@@ -260,6 +264,27 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print(f"\n{len(items) - len(wrong)} of {len(items)} migrations graded as labelled, "
           f"{len(task_ids)} task(s) in {total:.0f} s ({total / max(1, len(task_ids)):.0f} s per task)")
     return 1 if wrong else 0
+
+
+def _build_ahead(task_ids: list[str], target: str) -> threading.Thread:
+    """Build the later tasks' reference bundles, one at a time, while earlier tasks are graded: a
+    bundle's runs are sequential, so a task whose references are cold would otherwise leave a
+    core idle (the cache's lock makes a task wait for a bundle being built, never build it twice).
+    A bundle that fails to build here is built, and its failure reported, by the task's turn."""
+    from gpu2tpu.harness.evaluate import get_target
+    from gpu2tpu.harness.execution import ensure_references
+
+    def build() -> None:
+        for task_id in task_ids:
+            try:
+                ensure_references(find_task(task_id), get_target(target),
+                                  lambda m: print(f"(ahead) {m}", file=sys.stderr, flush=True))
+            except Exception as exc:  # noqa: BLE001 - the task's own turn reports it
+                print(f"(ahead) {task_id}: references not built ahead: {exc}", file=sys.stderr)
+
+    thread = threading.Thread(target=build, name="references-ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def print_outcome(items: list[Labelled], verdicts: Verdicts, run_dirs: list[Path], stored: bool) -> list[str]:

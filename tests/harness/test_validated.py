@@ -55,3 +55,34 @@ def test_grading_code_covers_the_harness_sandbox_and_task_machinery_not_the_fron
 def test_labels_match_in_any_order_and_unknown_criteria_say_so():
     assert expected("slow", ("performance", "hardware"), True) == ("slow", ("hardware", "performance"), True)
     assert expected("crash", ("speed",), False)[1] == ("unknown criterion 'speed'",)
+
+
+def test_validate_builds_later_tasks_references_while_the_first_is_graded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold bundle's runs are sequential: while one task is graded, the next tasks' references
+    are built beside it (stand-ins for both: this checks the order, not the runs)."""
+    import threading
+
+    from gpu2tpu.cli import main
+    from gpu2tpu.harness import execution
+    from gpu2tpu.harness import validate as validate_module
+
+    asked: list[str] = []
+    second = threading.Event()
+
+    def references(spec, target, progress):
+        asked.append(spec.task_id)
+        second.set()
+        return "key", tmp_path
+
+    seen_while_grading: dict[str, bool] = {}
+
+    def grade(task_ids, runs, run_id, workers, target, gold_only, engine):
+        seen_while_grading[task_ids[0]] = second.wait(30)
+        return [], {}, {"evaluations": [], "counts": {}, "errors": []}
+
+    monkeypatch.setattr(execution, "ensure_references", references)
+    monkeypatch.setattr(validate_module, "validate", grade)
+    assert main(["validate", "--tasks", "varlen_cls", "charlm", "--runs", str(tmp_path / "runs"),
+                 "--run-id", "r", "--no-record"]) == 0
+    assert seen_while_grading["varlen_cls"] and asked == ["charlm"]
