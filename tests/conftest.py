@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -112,24 +108,17 @@ def real_run_dir(practice_run: Path) -> Path:
 
 
 # The upstream suite (`upstream_run`), shared by the upstream and Ray tests.
-# GPU2TPU_TEST_UPSTREAM=ID,ID narrows it for a trial of the lane's machinery (CI never sets it)
-UPSTREAM = [t for t in os.environ.get("GPU2TPU_TEST_UPSTREAM", "").split(",") if t] or \
-    list_tasks(kind="upstream")
+UPSTREAM = list_tasks(kind="upstream")
 SHARED_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"
 # CI grades every gold, and the whole labelled suite of each task whose validated.json no longer
 # holds (harness/validated.py); WHOLE_SUITES_ENV=1 grades every whole suite, as `validate --all` does
 
 
-def _missing_sources() -> list[str]:
-    """Upstream tasks without a source (the shared snapshots beside the clone are the default)."""
-    if not os.environ.get(SOURCES_ENV) and SHARED_SOURCES.is_dir():
-        os.environ[SOURCES_ENV] = str(SHARED_SOURCES)
-    return [t for t in UPSTREAM if source_present(find_task(t).source) == "missing"]  # type: ignore[arg-type]
-
-
 @pytest.fixture(scope="session")
 def sources() -> Path:
-    missing = _missing_sources()
+    if not os.environ.get(SOURCES_ENV) and SHARED_SOURCES.is_dir():
+        os.environ[SOURCES_ENV] = str(SHARED_SOURCES)
+    missing = [t for t in UPSTREAM if source_present(find_task(t).source) == "missing"]  # type: ignore[arg-type]
     if missing:
         pytest.skip(f"no source for {', '.join(missing)}: set {SOURCES_ENV} to a directory of "
                     "snapshots (<id>.tar.gz, <id>.tree.tsv, <id>.omitted.tsv) or bare git mirrors, "
@@ -137,93 +126,30 @@ def sources() -> Path:
     return Path(os.environ[SOURCES_ENV])
 
 
-_LABELLED: dict[str, list[Labelled]] = {}
-
-
-def _upstream_labelled() -> dict[str, list[Labelled]]:
-    """Every upstream task's labelled migrations as diffs, made once per session (each task's
-    prepared tree built, each recipe applied to a copy and diffed)."""
-    if not _LABELLED:
-        _LABELLED.update({task_id: labelled_migrations(find_task(task_id)) for task_id in UPSTREAM})
-    return _LABELLED
-
-
 @pytest.fixture(scope="session")
 def upstream_migrations(sources: Path) -> dict[str, list[Labelled]]:
-    """The suite and the static scan (tests/security/test_static_scan.py) read the same ones."""
-    return _upstream_labelled()
-
-
-def _upstream_predictions(root: Path) -> Path:
-    gold_only, whole = plan(UPSTREAM, changed_only=not os.environ.get(WHOLE_SUITES_ENV))
-    print(f"\nupstream suite: every gold; whole suites of {len(whole)} task(s): {whole}")
-    lines = [{"schema_version": 1, "task_id": m.task_id, "agent": m.agent, "patch": m.patch,
-              "claimed_success": True}
-             for task_id, labelled in _upstream_labelled().items() for m in labelled
-             if task_id not in gold_only or m.agent == "gold"]
-    preds = root / "preds.jsonl"
-    preds.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return preds
-
-
-# In the slow lane the upstream suite is graded by a `gpu2tpu evaluate` process started when the
-# tests are collected (with the environment they were collected in: tests change theirs), and the
-# tests that read it run last: the other slow tests, most of them one evaluation at a time, use the
-# machine meanwhile (measured: the slow lane's 24 upstream golds and references took 1455 s of its
-# 2322 s, the other tests one core for most of the rest). Two at a time, as the foreground would
-# (references of different tasks side by side first, then candidates): timing criteria are graded
-# under load. Tests marked `quiet` run after it has finished.
-_BACKGROUND: dict[str, Any] = {}
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    items = session.items
-    readers = [i for i in items if "upstream_run" in getattr(i, "fixturenames", ())]
-    if not readers or not all(i.get_closest_marker("slow") for i in items) or _missing_sources():
-        return  # not the slow lane (a fast test would run beside it), or a test skips anyway
-    quiet = [i for i in items if i.get_closest_marker("quiet") and i not in readers]
-    session.items[:] = [i for i in items if i not in readers and i not in quiet] + readers + quiet
-    root = session.config._tmp_path_factory.mktemp("upstream")  # type: ignore[attr-defined]
-    preds = _upstream_predictions(root)
-    log = root / "evaluate.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "gpu2tpu", "evaluate", "--predictions", str(preds),
-                                 "--run-id", "upstream", "--runs", str(root / "runs"), "--workers", "2"],
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                env=dict(os.environ))
-    _BACKGROUND.update(proc=proc, root=root, log=log)
-    print(f"upstream suite: graded in the background (pid {proc.pid}, log {log})")
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("quiet") and "proc" in _BACKGROUND:
-        _BACKGROUND["proc"].wait()  # ordered after the suite's readers; waits when run without them
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    proc = _BACKGROUND.get("proc")
-    if proc is not None and proc.poll() is None:  # the session stopped before its readers ran
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+    """Every upstream task's labelled migrations as diffs, made once per session (each task's
+    prepared tree built, each recipe applied to a copy and diffed): the suite and the static scan
+    (tests/security/test_static_scan.py) read the same ones."""
+    return {task_id: labelled_migrations(find_task(task_id)) for task_id in UPSTREAM}
 
 
 @pytest.fixture(scope="session")
 def upstream_run(upstream_migrations: dict[str, list[Labelled]],
                  tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if "proc" in _BACKGROUND:
-        code = _BACKGROUND["proc"].wait()
-        run = _BACKGROUND["root"] / "runs" / "upstream"
-        tail = _BACKGROUND["log"].read_text()[-4000:]
-        assert code == 0 and (run / "summary.json").is_file(), f"evaluate exited {code}:\n{tail}"
-        errors = json.loads((run / "summary.json").read_text())["errors"]
-        assert not errors, f"{errors}\n{tail}"
-        return run
     from gpu2tpu.harness.evaluate import evaluate_predictions
 
     root = tmp_path_factory.mktemp("upstream")
-    summary = evaluate_predictions(_upstream_predictions(root), "upstream", root / "runs", workers=2)
+    gold_only, whole = plan(UPSTREAM, changed_only=not os.environ.get(WHOLE_SUITES_ENV))
+    print(f"\nupstream suite: every gold; whole suites of {len(whole)} task(s): {whole}")
+    lines = [{"schema_version": 1, "task_id": m.task_id, "agent": m.agent, "patch": m.patch,
+              "claimed_success": True}
+             for task_id in UPSTREAM for m in upstream_migrations[task_id]
+             if task_id not in gold_only or m.agent == "gold"]
+    preds = root / "preds.jsonl"
+    preds.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    # two at a time (references of different tasks side by side first, then candidates): the
+    # suite's timing criteria are graded under load, and CI time stays well under its hour
+    summary = evaluate_predictions(preds, "upstream", root / "runs", workers=2)
     assert not summary["errors"], summary["errors"]
     return root / "runs" / "upstream"

@@ -34,15 +34,7 @@ DROPOUT = textwrap.dedent("""
 
 
 def _run(tmp_path: Path, name: str, mode: str, p: float) -> Trace:
-    work = tmp_path / name / "project"
-    work.mkdir(parents=True)
-    (work / "train.py").write_text(DROPOUT)
-    env = clean_env()
-    if mode:
-        env[CALIBRATE_ENV] = mode
-    res = run_probed(["train.py", str(p)], work, tmp_path / name / "out", env, 120)
-    assert res.exit_code == 0, (tmp_path / name / "out" / "stderr.log").read_text()
-    return Trace.load(tmp_path / name / "out" / "trace.jsonl")
+    return _run_script(tmp_path, name, DROPOUT, mode, str(p))
 
 
 def test_the_probe_and_the_harness_name_one_switch() -> None:
@@ -126,14 +118,15 @@ NOISE = textwrap.dedent("""
 """)
 
 
-def _run_script(tmp_path: Path, name: str, script: str, mode: str) -> Trace:
+def _run_script(tmp_path: Path, name: str, script: str, mode: str, *args: str) -> Trace:
+    """`script` run under the probe (in calibration `mode` where one is given); its trace."""
     work = tmp_path / name / "project"
     work.mkdir(parents=True)
     (work / "train.py").write_text(script)
     env = clean_env()
     if mode:
         env[CALIBRATE_ENV] = mode
-    res = run_probed(["train.py"], work, tmp_path / name / "out", env, 120)
+    res = run_probed(["train.py", *args], work, tmp_path / name / "out", env, 120)
     assert res.exit_code == 0, (tmp_path / name / "out" / "stderr.log").read_text()
     return Trace.load(tmp_path / name / "out" / "trace.jsonl")
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from gpu2tpu.harness.criteria import CriterionResult
 from gpu2tpu.harness.runner import run_probed
 from gpu2tpu.harness.timing import check_times
@@ -57,7 +55,6 @@ def _step_line(gold: RunRecord, cand: RunRecord) -> dict:
     return next(e for e in res.evidence if e["text"].startswith("median step time"))
 
 
-@pytest.mark.quiet  # others' load (tests/conftest.py's background suite) would excuse the sleeper
 def test_sleeping_steps_are_slow_even_beside_their_own_burners(tmp_path: Path) -> None:
     gold = _record(tmp_path, "gold", 0.0, burn=False)
     for name, burn in (("sleeper", False), ("burner", True)):
