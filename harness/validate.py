@@ -266,7 +266,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if wrong else 0
 
 
-def _build_ahead(task_ids: list[str], target: str) -> threading.Thread:
+def _build_ahead(task_ids: list[str], target: str) -> None:
     """Build the later tasks' reference bundles, one at a time, while earlier tasks are graded: a
     bundle's runs are sequential, so a task whose references are cold would otherwise leave a
     core idle (the cache's lock makes a task wait for a bundle being built, never build it twice).
@@ -279,12 +279,10 @@ def _build_ahead(task_ids: list[str], target: str) -> threading.Thread:
             try:
                 ensure_references(find_task(task_id), get_target(target),
                                   lambda m: print(f"(ahead) {m}", file=sys.stderr, flush=True))
-            except Exception as exc:  # noqa: BLE001 - the task's own turn reports it
+            except Exception as exc:  # the task's own turn builds it again and reports it
                 print(f"(ahead) {task_id}: references not built ahead: {exc}", file=sys.stderr)
 
-    thread = threading.Thread(target=build, name="references-ahead", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=build, name="references-ahead", daemon=True).start()
 
 
 def print_outcome(items: list[Labelled], verdicts: Verdicts, run_dirs: list[Path], stored: bool) -> list[str]:
