@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu2tpu.harness import calibration
-from gpu2tpu.harness.calibration import relative_deviation
 from gpu2tpu.harness.first_batch import gold_first_batch_deviation
 from gpu2tpu.harness.invariants import (
     check_init,
@@ -148,7 +147,7 @@ def numerics(i: Inputs) -> CriterionResult:
                 or calibration.seeds_limit(key, r, [x.trace for x in refs[1:]])
             if start.rtol > rtol:
                 rtol, why = start.rtol, f"; {start.text}"
-        dev = relative_deviation(c, r) if c is not None and math.isfinite(c) else math.inf
+        dev = calibration.relative_deviation(c, r) if c is not None and math.isfinite(c) else math.inf
         res.check(dev <= rtol, f"step-0 {label} {c} vs reference {r:.6g} (rtol {rtol:.3g}{why})",
                   "numerics_drift", (f"step0_{key}", dev, rtol))
     _check_curve(res, spec, refs, i.gold.trace, tr)

@@ -77,6 +77,10 @@ def parse_line(text: str, number: int, base: Path) -> Prediction:
         if raw.get(key) is not None and (not isinstance(raw[key], kind) or
                                          (kind is int and isinstance(raw[key], bool))):
             raise PredictionError(f"line {number}: {key!r} has the wrong type ({type(raw[key]).__name__})")
+    for key, value in raw.items():  # a JSON escape of a lone surrogate decodes, then cannot encode
+        if isinstance(value, str) and not _encodes(value):
+            raise PredictionError(f"line {number}: {key!r} holds an unpaired surrogate (a lone "
+                                  "\\ud800-\\udfff escape): write the text as valid Unicode")
     attempt = int(raw.get("attempt") or 1)
     if attempt < 1:
         raise PredictionError(f"line {number}: 'attempt' must be 1 or more")
@@ -85,6 +89,14 @@ def parse_line(text: str, number: int, base: Path) -> Prediction:
         migrated = str((base / migrated).resolve())
     fields = {k: raw.get(k) for k in _OPTIONAL}
     return Prediction(number, raw["task_id"], raw["agent"], raw.get("patch"), migrated, attempt, fields)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_predictions(path: Path) -> tuple[list[Prediction], list[str]]:

@@ -269,3 +269,17 @@ def test_tpu_device_files_where_the_gold_held_them() -> None:
     res = _lines(GOLD, gold=gold)
     line = next(e for e in res.evidence if "device files" in e["text"])
     assert not line["ok"] and line["category"] == "tampered"
+
+
+def test_a_thread_tracing_for_the_interpreter_is_not_an_eager_worker() -> None:
+    """PyTorch's autograd thread runs an XLA graph's backward: dispatch in libtorch with a share in
+    XLA's runtime and few interpreter samples (TD3_BC's gold: 291 samples, 13 in Python, 50 in
+    XLA's runtime, 155 in libtorch). Classed an eager OpenMP worker, its dispatch counted as host
+    eager execution and failed a correct migration against a gold whose threads fell otherwise."""
+    autograd = {"python": 13, "xla_runtime": 50, "host_kernels": 155, "jit": 73}
+    p = profile(_view([{"python": 2000, "host_kernels": 150, "xla_runtime": 200}, autograd,
+                       {"xla_runtime": 1800, "jit": 10}]))
+    assert p.host_exec_s == pytest.approx(73 * 0.002)  # its JIT code only, as the interpreter's
+    assert p.xla_trace_s == pytest.approx((200 + 50) * 0.002)
+    assert p.host_compute_s == pytest.approx((150 + 155 + 73) * 0.002)
+

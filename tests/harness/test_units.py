@@ -26,14 +26,16 @@ def test_malformed_prediction_lines_are_named_and_others_kept(tmp_path: Path) ->
     good = {"schema_version": 1, "task_id": "cifar_amp", "agent": "a", "patch": "x"}
     lines = [json.dumps(good), "{not json", json.dumps({**good, "agent": "b", "schema_version": 2}),
              json.dumps({**good, "agent": "c", "migrated_dir": "d"}), json.dumps(good),
-             json.dumps({**good, "agent": "../evil"}), json.dumps({**good, "agent": "e", "attempt": "1"})]
+             json.dumps({**good, "agent": "../evil"}), json.dumps({**good, "agent": "e", "attempt": "1"}),
+             json.dumps({**good, "agent": "f", "patch": "+x\ud800\n"})]  # crashed hashing it
     path = tmp_path / "p.jsonl"
     path.write_text("\n".join(lines) + "\n")
     preds, errors = read_predictions(path)
     assert [p.agent for p in preds] == ["a"]
-    assert [e.split(":line ")[1].split(":")[0] for e in errors] == ["2", "3", "4", "5", "6", "7"]
+    assert [e.split(":line ")[1].split(":")[0] for e in errors] == ["2", "3", "4", "5", "6", "7", "8"]
     assert "exactly one of 'patch' or 'migrated_dir'" in errors[2]
     assert "duplicate" in errors[3]
+    assert "'patch' holds an unpaired surrogate" in errors[6]
     with pytest.raises(PredictionError, match="no such predictions file"):
         read_predictions(tmp_path / "missing.jsonl")
 
