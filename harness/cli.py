@@ -52,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=f"Offline end-to-end demo on practice task {DEMO_TASK}: gold plus "
                        f"{', '.join(DEMO_BROKEN)}. Prints the verdict table and the expected labels.")
     p.add_argument("--runs", type=Path, default=Path("runs"))
-    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--workers", type=int, default=2,
+                   help="candidate runs in parallel (default 2: the four runs two at a time)")
     add_engine_options(p)
     p.set_defaults(func=cmd_demo)
     from gpu2tpu.harness.validate import register as register_validate

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu2tpu.harness import validated
 from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, Labelled, labelled_migrations, plan
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.sources import SOURCES_ENV, source_present
@@ -31,11 +32,20 @@ SLOW_TESTS = {"test_walkthrough_verbatim", "test_paths_a_user_can_type",
               "test_bundle_round_trip_submit_verify_ranked", "test_newcomer_path_new_edit_validate"}
 
 
+# Slow tests that grade a task through a command of their own, one evaluation at a time: run after
+# the session suites, which build every reference bundle two at a time (run first, these built
+# theirs alone on one core while the other idled).
+AFTER_SUITES = {"test_scripted_agent_gold_is_migrated", "test_newcomer_path_new_edit_validate"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def name(item: pytest.Item) -> str:
+        return getattr(item, "originalname", None) or item.name
+
     for item in items:
-        name = getattr(item, "originalname", None) or item.name
-        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or name in SLOW_TESTS:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or name(item) in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: name(item) in AFTER_SUITES)  # stable: the rest keep their order
 
 
 @pytest.fixture(autouse=True)
@@ -134,6 +144,15 @@ def upstream_migrations(sources: Path) -> dict[str, list[Labelled]]:
     return {task_id: labelled_migrations(find_task(task_id)) for task_id in UPSTREAM}
 
 
+def longest_first(task_ids: list[str]) -> list[str]:
+    """Tasks by their last validation's wall time, longest first: the suite builds references,
+    then grades, two at a time in this order, so the longest never start last beside an idle core."""
+    def cost(task_id: str) -> float:
+        record = validated.read(find_task(task_id)) or {}
+        return float(record.get("wall_s") or 0.0) / max(1, int(record.get("migrations") or 1))
+    return sorted(task_ids, key=cost, reverse=True)
+
+
 @pytest.fixture(scope="session")
 def upstream_run(upstream_migrations: dict[str, list[Labelled]],
                  tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -144,7 +163,7 @@ def upstream_run(upstream_migrations: dict[str, list[Labelled]],
     print(f"\nupstream suite: every gold; whole suites of {len(whole)} task(s): {whole}")
     lines = [{"schema_version": 1, "task_id": m.task_id, "agent": m.agent, "patch": m.patch,
               "claimed_success": True}
-             for task_id in UPSTREAM for m in upstream_migrations[task_id]
+             for task_id in longest_first(UPSTREAM) for m in upstream_migrations[task_id]
              if task_id not in gold_only or m.agent == "gold"]
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps(line) + "\n" for line in lines))

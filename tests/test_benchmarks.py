@@ -132,9 +132,15 @@ def test_scan_corpus(tmp_path: Path, bench_cache: Path) -> None:
     assert written["records"] == 2 and len(written["rows"]) == 2
 
 
+# the practice task whose gold runs quickest: the benchmarks' code paths, not their numbers, are checked
+TINY_TASK = "varlen_cls"
+
+
 @pytest.mark.slow
 def test_harness_overhead(tmp_path: Path, bench_cache: Path) -> None:
-    out = run_bench("harness_overhead.py", "--tiny", tmp=tmp_path, cache=bench_cache, timeout=900)
+    # on the cheapest practice task (the script's default, charlm, is what its targets were set on)
+    out = run_bench("harness_overhead.py", "--tiny", "--task", TINY_TASK, tmp=tmp_path, cache=bench_cache,
+                    timeout=900)
     plain, boxed, _cost, _per_evaluation = numbers(  # a difference: noise may make it negative
         rf"^process start: plain {N} ms, in the sandbox {N} ms: sandbox cost {N} ms per process, "
         rf"{N} ms per evaluation", out)
@@ -148,14 +154,15 @@ def test_harness_overhead(tmp_path: Path, bench_cache: Path) -> None:
 
 @pytest.mark.slow
 def test_validity_margins(tmp_path: Path, bench_cache: Path) -> None:
-    out = run_bench("validity_margins.py", "--tiny", tmp=tmp_path, cache=bench_cache, timeout=900)
-    assert "\n## charlm\n" in out, out
+    out = run_bench("validity_margins.py", "--tiny", "--task", TINY_TASK, tmp=tmp_path, cache=bench_cache,
+                    timeout=900)
+    assert f"\n## {TINY_TASK}\n" in out, out
     positive(numbers(rf"^curve band {N}; gold same-seed drift {N}; cross-seed spread {N}$", out))
     rows = re.findall(rf"^(\w+) +{N} +{N} +{N}  correct: ", out, re.MULTILINE)
     assert rows, out
     for _signal, limit, correct, broken in rows:
         assert all(not math.isnan(float(v)) for v in (limit, correct, broken)), rows
-    # the curve: value/limit of the gold and of the broken migration (bf16 parameters), both measured
+    # the curve: value/limit of the gold and of the broken one (first failing numerics), both measured
     curve = {r[0]: r for r in rows}["curve"]
     positive([float(v) for v in curve[1:]])
     assert all(math.isfinite(float(v)) for v in curve[1:]), curve

@@ -44,7 +44,7 @@ def test_bundle_round_trip_submit_verify_ranked(
     assert main(["submit", "--predictions", "my preds.jsonl", "--metadata", "meta.yaml",
                  "--out", "out/bundle.tar.gz"]) == 0
     assert "packed 2 predictions" in capsys.readouterr().out
-    assert main(["leaderboard", "verify", "out/bundle.tar.gz", "--db", "lb.duckdb"]) == 0
+    assert main(["leaderboard", "verify", "out/bundle.tar.gz", "--db", "lb.duckdb", "--workers", "2"]) == 0
     out = capsys.readouterr().out
     assert "submitted 2 evaluations (verified)" in out and str(tmp_path) not in out.replace(
         str(tmp_path / "lb.duckdb"), "")

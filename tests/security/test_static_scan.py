@@ -261,7 +261,11 @@ def test_shipped_practice_migrations_scan_clean() -> None:
 def test_shipped_upstream_recipes_scan_clean(upstream_migrations: dict[str, list[Labelled]]) -> None:
     """Slow lane: its recipes' diffs need every upstream task's prepared tree, which the upstream
     suite (conftest.py `upstream_run`) builds from the same fixture in the same session."""
-    scanned = [m for t, migrations in upstream_migrations.items() for m in _scan_labelled(t, migrations)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:  # a copy and `git apply` per recipe: two tasks at a time
+        per_task = list(pool.map(lambda item: _scan_labelled(*item), upstream_migrations.items()))
+    scanned = [m for found in per_task for m in found]
     assert len(scanned) >= 30 and not any(k for _, k in scanned)
 
 
