@@ -145,7 +145,8 @@ def upstream_migrations(sources: Path) -> dict[str, list[Labelled]]:
 
 
 def longest_first(task_ids: list[str]) -> list[str]:
-    """Tasks by their last validation's wall time, longest first: the suite builds references,
+    """Tasks by their last validation's wall time per migration (a gold's cost, as CI grades only
+    the gold of a task whose record holds), longest first: the suite builds references,
     then grades, two at a time in this order, so the longest never start last beside an idle core."""
     def cost(task_id: str) -> float:
         record = validated.read(find_task(task_id)) or {}
