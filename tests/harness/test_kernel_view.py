@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kernel_views import GOLD, HOST, view
 
 from gpu2tpu.harness import perf_samples
 from gpu2tpu.harness.criteria import CriterionResult
@@ -202,23 +203,6 @@ def test_accel_chip_reads_google_pci_devices(tmp_path: Path) -> None:
 
 # --- the evidence lines, on synthetic kernel views ----------------------------------------------
 
-def _view(threads: list[dict], cpu_s: float | None = None, libs: tuple[str, ...] = ("_XLAC.so",),
-          period: float = 0.002) -> dict:
-    total = sum(sum(t.values()) for t in threads)
-    return {"cpu_s": cpu_s if cpu_s is not None else total * period,
-            "processes": [{"pid": 1, "runtime_libraries": list(libs)}],
-            "threads": [{"tid": i, "samples": t} for i, t in enumerate(threads)],
-            "cpu_samples": {"method": "perf_event cpu-clock", "period_s": period, "total": total},
-            "chip": {"device_files": []}}
-
-
-GOLD = _view([{"python": 2000, "host_kernels": 150, "xla_runtime": 200},  # traces
-              {"xla_runtime": 1800, "jit": 10}, {"xla_runtime": 1800},  # XLA's Eigen pool
-              {"jit": 400, "xla_runtime": 100}])  # XLA's program threads
-HOST = _view([{"python": 1500, "host_kernels": 300, "jit": 200},  # eager, oneDNN's JIT
-              {"host_kernels": 150, "jit": 250}], libs=())  # an OpenMP worker
-
-
 def _lines(cand: dict | None, gold: dict | None = GOLD, ref: dict | None = HOST,
            claims: bool = True) -> CriterionResult:
     res = CriterionResult("hardware")
@@ -241,7 +225,7 @@ def test_gold_profile_and_host_profile() -> None:
 
 def test_xla_busy_work_beside_host_training_is_work_left_on_the_host() -> None:
     """Dummy XLA work passes the execution line; the eager compute beside it does not."""
-    both = _view([{"python": 1500, "host_kernels": 300, "jit": 200, "xla_runtime": 50},
+    both = view([{"python": 1500, "host_kernels": 300, "jit": 200, "xla_runtime": 50},
                   {"host_kernels": 150, "jit": 250}, {"xla_runtime": 1500, "jit": 300}])
     res = _lines(both)
     bad = [e for e in res.evidence if not e["ok"]]
@@ -277,7 +261,7 @@ def test_a_thread_tracing_for_the_interpreter_is_not_an_eager_worker() -> None:
     XLA's runtime, 155 in libtorch). Classed an eager OpenMP worker, its dispatch counted as host
     eager execution and failed a correct migration against a gold whose threads fell otherwise."""
     autograd = {"python": 13, "xla_runtime": 50, "host_kernels": 155, "jit": 73}
-    p = profile(_view([{"python": 2000, "host_kernels": 150, "xla_runtime": 200}, autograd,
+    p = profile(view([{"python": 2000, "host_kernels": 150, "xla_runtime": 200}, autograd,
                        {"xla_runtime": 1800, "jit": 10}]))
     assert p.host_exec_s == pytest.approx(73 * 0.002)  # its JIT code only, as the interpreter's
     assert p.xla_trace_s == pytest.approx((200 + 50) * 0.002)

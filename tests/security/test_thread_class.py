@@ -3,21 +3,11 @@ whatever class its threads fall in, eager work on the host stays host tensor com
 
 from __future__ import annotations
 
+from kernel_views import GOLD, view
+
 from gpu2tpu.harness.criteria import CriterionResult
 from gpu2tpu.harness.kernel_checks import check_kernel, profile
 from gpu2tpu.harness.targets import get_target
-
-
-def _view(threads: list[dict], libs: tuple[str, ...] = ("_XLAC.so",), period: float = 0.002) -> dict:
-    total = sum(sum(t.values()) for t in threads)
-    return {"cpu_s": total * period, "processes": [{"pid": 1, "runtime_libraries": list(libs)}],
-            "threads": [{"tid": i, "samples": t} for i, t in enumerate(threads)],
-            "cpu_samples": {"method": "perf_event cpu-clock", "period_s": period, "total": total},
-            "chip": {"device_files": []}}
-
-
-GOLD = _view([{"python": 2000, "host_kernels": 150, "xla_runtime": 200},
-              {"xla_runtime": 1800, "jit": 10}, {"xla_runtime": 1800}, {"jit": 400, "xla_runtime": 100}])
 
 
 def test_eager_workers_that_enter_xla_now_and_then_are_still_host_compute() -> None:
@@ -27,7 +17,7 @@ def test_eager_workers_that_enter_xla_now_and_then_are_still_host_compute() -> N
     disguised_workers = [dict(w, xla_runtime=200) for w in honest_workers]
     main = {"python": 1500, "host_kernels": 300, "jit": 200, "xla_runtime": 50}
     busy = {"xla_runtime": 1500, "jit": 300}
-    honest, disguised = (_view([main, *w, busy]) for w in (honest_workers, disguised_workers))
+    honest, disguised = (view([main, *w, busy]) for w in (honest_workers, disguised_workers))
     assert profile(disguised).host_exec_s < profile(honest).host_exec_s  # the class moved
     assert profile(disguised).host_compute_s == profile(honest).host_compute_s  # the work did not
     res = CriterionResult("hardware")
