@@ -147,7 +147,7 @@ def numerics(i: Inputs) -> CriterionResult:
         dev = calibration.relative_deviation(c, r) if c is not None and math.isfinite(c) else math.inf
         res.check(dev <= rtol, f"step-0 {label} {c} vs reference {r:.6g} (rtol {rtol:.3g}{why})",
                   "numerics_drift", (f"step0_{key}", dev, rtol))
-    check_curve(res, spec, refs, i.gold.trace, tr)
+    check_curve(res, spec, refs, i.gold.trace, tr, i.calibration.get(calibration.KICK))
     _check_precision(res, spec, tr)
     check_config(res, ref, tr)
     check_invariants(res, ref, tr)

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 from gpu2tpu.harness import criteria
+from gpu2tpu.harness.calibration import KICK
 from gpu2tpu.harness.loss_curve import SAME_DRAWS_RTOL, first_other_draw
 from gpu2tpu.harness.runner import run_probed
 from gpu2tpu.harness.targets import get_target
@@ -37,10 +38,14 @@ def _curve(offset: float, wiggle: float = 0.0) -> list[float]:
 
 GOLD = _curve(0.0, wiggle=0.08)  # the target's own dropout masks: far from the reference's curve
 REFS = [_record(_curve(0.0)), _record(_curve(0.03)), _record(_curve(-0.03))]
+STEADY = _record([v * (1 + 1e-5) for v in _curve(0.0)])  # a nudge the training does not amplify
+# a chaotic training: the nudge grows fivefold per step, to 0.3 of the loss by step 9
+CHAOTIC = _record([v * (1 + min(0.3, 1e-6 * 5 ** t) * (-1) ** t) for t, v in enumerate(_curve(0.0))])
 
 
-def _lines(cand: RunRecord) -> list[dict]:
-    inputs = criteria.Inputs(find_task("tiedlm"), get_target("xla-cpu"), REFS, _record(GOLD), cand)
+def _lines(cand: RunRecord, kick: RunRecord | None = STEADY) -> list[dict]:
+    runs = {KICK: kick.trace} if kick is not None else {}
+    inputs = criteria.Inputs(find_task("tiedlm"), get_target("xla-cpu"), REFS, _record(GOLD), cand, runs)
     return [e for e in criteria.numerics(inputs).evidence if "loss curve" in e["text"]]
 
 
@@ -55,6 +60,22 @@ def test_same_draws_catch_what_the_reference_band_holds() -> None:
 def test_the_gold_curve_and_floating_point_order_pass() -> None:
     for losses in (GOLD, [g * (1 + SAME_DRAWS_RTOL / 4) for g in GOLD]):
         assert all(e["ok"] for e in _lines(_record(losses))), losses
+
+
+def test_a_chaotic_training_widens_the_later_steps_only() -> None:
+    """Where the kick run shows floating-point differences growing to 0.3 of the loss, a candidate
+    whose reordered sums grow as fast passes, and a change visible from step 1 still fails."""
+    reordered = _record([g * (1 + min(0.02, 1e-7 * 5 ** t)) for t, g in enumerate(GOLD)])
+    assert all(e["ok"] for e in _lines(reordered, CHAOTIC))
+    assert not _lines(reordered, STEADY)[1]["ok"]  # the same candidate where nothing amplifies
+    clipped = _record([g if t == 0 else g * 1.01 for t, g in enumerate(GOLD)])
+    gold_line = _lines(clipped, CHAOTIC)[1]
+    assert not gold_line["ok"] and "at step 1:" in gold_line["text"], gold_line
+
+
+def test_without_a_kick_run_the_gold_line_is_not_judged() -> None:
+    gold_line = _lines(_record([g - 0.01 for g in GOLD]), kick=None)[1]
+    assert gold_line["ok"] and "no complete kick run" in gold_line["text"]
 
 
 def test_other_draws_are_judged_by_the_reference_line_only() -> None:
