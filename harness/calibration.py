@@ -12,9 +12,6 @@ limit on a candidate's step-0 deviation is therefore measured, not configured:
 The floor is the task's `loss_step0_rtol` / `grad_norm_step0_rtol` (defaults in tasks/spec.py):
 what a deterministic model's step 0 may move between devices. A variant whose run failed or
 recorded no step counts as not measured (the floor stands).
-
-One more run, `kick-1`, is the whole reference run with its weights nudged at the first step: it
-measures how far the training amplifies floating-point differences (harness/loss_curve.py).
 """
 
 from __future__ import annotations
@@ -54,16 +51,11 @@ def moves_step0(reference: Trace, draw: Trace) -> bool:
     return False
 
 
-KICK = "kick-1"  # the whole run again with its weights nudged (harness/loss_curve.py)
-KICK_EXPONENT = 5  # the nudge: 1 + 1e-5, about 100 float32 roundings
-
-
 def variants(spec: RunSpec) -> list[tuple[str, str]]:
     """(folder name, probe mode) of every calibration run a task's references get."""
     out = [(f"rng-{k}", f"rng:{k}") for k in range(1, DRAWS + 1)]  # rng-1 first
     if spec.precision_policy == "bf16_allowed":
         out.append(("bf16", "bf16"))
-    out.append((KICK, f"kick:{KICK_EXPONENT}"))
     return out
 
 

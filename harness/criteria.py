@@ -21,11 +21,10 @@ from gpu2tpu.harness.invariants import (
     check_invariants,
 )
 from gpu2tpu.harness.kernel_checks import IN_PROCESS, check_kernel
-from gpu2tpu.harness.loss_curve import check_curve
 from gpu2tpu.harness.tamper_scan import check_scan
 from gpu2tpu.harness.targets import Target
 from gpu2tpu.harness.timing import check_times
-from gpu2tpu.harness.trace import RunRecord, Trace, finite_or_none
+from gpu2tpu.harness.trace import RunRecord, Trace
 from gpu2tpu.harness.training_config import check_config, check_workload
 from gpu2tpu.tasks.spec import RunSpec
 
@@ -63,7 +62,7 @@ class CriterionResult:
         process) or `in-process` (the probe's records, which code in the process can forge)."""
         line: dict[str, Any] = {"ok": bool(ok), "text": text, "category": None if ok else category}
         if measure is not None:
-            line.update(signal=measure[0], value=finite_or_none(measure[1]), limit=finite_or_none(measure[2]))
+            line.update(signal=measure[0], value=_finite(measure[1]), limit=_finite(measure[2]))
         if source is not None:
             line["source"] = source
         self.evidence.append(line)
@@ -75,6 +74,10 @@ class CriterionResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"passed": self.passed, "evidence": self.evidence}
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
 def runs(i: Inputs) -> CriterionResult:
@@ -147,13 +150,54 @@ def numerics(i: Inputs) -> CriterionResult:
         dev = calibration.relative_deviation(c, r) if c is not None and math.isfinite(c) else math.inf
         res.check(dev <= rtol, f"step-0 {label} {c} vs reference {r:.6g} (rtol {rtol:.3g}{why})",
                   "numerics_drift", (f"step0_{key}", dev, rtol))
-    check_curve(res, spec, refs, i.gold.trace, tr, i.calibration.get(calibration.KICK))
+    _check_curve(res, spec, refs, i.gold.trace, tr)
     _check_precision(res, spec, tr)
     check_config(res, ref, tr)
     check_invariants(res, ref, tr)
     check_init(res, tol, ref, tr, i.gold.trace)
     check_workload(res, ref, tr)
     return res
+
+
+def curve_band(spec: RunSpec, refs: list[RunRecord], gold: Trace, horizon: int) -> dict[str, float]:
+    """The curve band: `curve_drift_z` times the same-seed drift between the reference and the gold
+    migration on the target (what a correct migration moves), at least `curve_rtol` of the loss
+    magnitude; the cross-seed spread is reported beside it and used only when no gold curve exists."""
+    ref_curves = [r.trace.losses for r in refs if r.trace.applied]
+    primary = ref_curves[0][:horizon]
+    magnitude = statistics.fmean(abs(r) for r in primary)
+    spread = 0.0
+    if len(ref_curves) > 1:
+        spread = statistics.fmean(statistics.pstdev(c[t] for c in ref_curves) for t in range(horizon))
+    gold_curve = gold.losses[:horizon]
+    tol = spec.tolerances
+    if len(gold_curve) == horizon and all(math.isfinite(v) for v in gold_curve):
+        drift = statistics.fmean(abs(g - r) for g, r in zip(gold_curve, primary))
+        band = max(tol.curve_drift_z * drift, tol.curve_rtol * magnitude)
+    else:
+        drift = math.nan
+        band = max(tol.curve_rtol * magnitude, tol.curve_spread_z * spread)
+    return {"band": min(band, 0.5 * magnitude), "magnitude": magnitude, "gold_drift": drift,
+            "spread": spread}
+
+
+def _check_curve(res: CriterionResult, spec: RunSpec, refs: list[RunRecord], gold: Trace,
+                 tr: Trace) -> None:
+    ref_curves = [r.trace.losses for r in refs if r.trace.applied]
+    horizon = min(len(tr.losses), *(len(c) for c in ref_curves))
+    primary = ref_curves[0][:horizon]
+    cand = tr.losses[:horizon]
+    if not all(math.isfinite(v) for v in cand):
+        res.check(False, "candidate loss is not finite within the replay horizon", "numerics_drift")
+        return
+    mean_dev = statistics.fmean(abs(c - r) for c, r in zip(cand, primary))
+    b = curve_band(spec, refs, gold, horizon)
+    res.check(mean_dev <= b["band"], f"loss curve over {horizon} steps: mean deviation {mean_dev:.4g}, "
+              f"band {b['band']:.4g} = max({spec.tolerances.curve_drift_z} x gold same-seed drift "
+              f"{b['gold_drift']:.4g}, {spec.tolerances.curve_rtol} x reference magnitude "
+              f"{b['magnitude']:.4g}); cross-seed spread {b['spread']:.4g}", "numerics_drift",
+              ("curve", mean_dev, b["band"]))
+    res.evidence[-1].update({k: _finite(b[k]) for k in ("magnitude", "gold_drift", "spread")})
 
 
 def _check_precision(res: CriterionResult, spec: RunSpec, tr: Trace) -> None:

@@ -81,7 +81,6 @@ class Recorder:
         self.init: dict | None = None  # see probe_inputs.fingerprint
         self.inner_inputs = _inputs.InnerInputs(self)  # a forward handed no tensor argument
         self.shared = _inputs.SharedBackward()  # two optimizers stepped after one backward
-        self.draws = _counters.DrawHash()  # each step's random_state (harness/loss_curve.py)
         self._new_step()
 
     def emit(self, event: str, **fields) -> None:
@@ -220,7 +219,6 @@ class Recorder:
                   "cpu_s": cpu_now - self.last_step_cpu,
                   "skipped": skipped, "counters": self.counters(),
                   "clip_value": self.cur["clip_value"], "train_modules": self.cur["train_modules"],
-                  "random_state": self.draws.hexdigest(),
                   "_tensors": self.cur["losses"] + [t for t in (self.cur["norm"], self.cur["post_norm"])
                                                     if t is not None],
                   "_has_norm": self.cur["norm"] is not None,

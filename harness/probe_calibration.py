@@ -9,14 +9,10 @@ again, on the same initial weights and the same first batch, with one thing chan
 - `start:K`: the generators are advanced by K blocks where training starts, when the first
   optimizer is built (after the model's initialisation, before the data, noise or rollout it draws
   for its first step), so step 0 trains on another draw of its batch at the same initial weights
-  (what a migration whose data draws from the device's generator does to step 0);
-- `kick:E`: every floating parameter of the model is multiplied by 1 + 10^-E at its first training
-  forward, and the run goes on to its end: the same random draws, a perturbation of the size of a
-  few hundred roundings, so its curve shows how far the training amplifies floating-point
-  differences step by step (harness/loss_curve.py's band against the gold's own curve).
+  (what a migration whose data draws from the device's generator does to step 0).
 
-The run stops after its first optimizer step, except `kick:E`. Only the harness sets
-`GPU2TPU_CALIBRATE`, and only for reference runs: a candidate's probe never calibrates.
+The run stops after its first optimizer step. Only the harness sets `GPU2TPU_CALIBRATE`, and only
+for reference runs: a candidate's probe never calibrates.
 """
 
 from __future__ import annotations
@@ -32,11 +28,11 @@ RNG_BLOCK = 1009  # random numbers drawn per block of advance
 
 
 def install_calibration(rec: Recorder, mode: str) -> None:
-    """Install the hooks of one calibration mode (`rng:K`, `start:K`, `kick:E` or `bf16`);
-    ValueError for another."""
+    """Install the hooks of one calibration mode (`rng:K`, `start:K` or `bf16`); ValueError for
+    another."""
     kind, _, arg = mode.partition(":")
-    if kind not in ("rng", "start", "kick", "bf16") or (kind != "bf16" and not arg.isdigit()):
-        raise ValueError(f"unknown calibration mode {mode!r} (rng:K, start:K, kick:E or bf16)")
+    if kind not in ("rng", "start", "bf16") or (kind != "bf16" and not arg.isdigit()):
+        raise ValueError(f"unknown calibration mode {mode!r} (rng:K, start:K or bf16)")
     if kind == "start":
         _advance_at_first_optimizer(rec, mode, int(arg))
     from torch.nn.modules.module import (
@@ -71,11 +67,6 @@ def install_calibration(rec: Recorder, mode: str) -> None:
         if kind == "rng" and not state["advanced"]:
             state["advanced"] = True
             _advance(int(arg) * RNG_BLOCK, device)
-        if kind == "kick" and not state["advanced"]:
-            state["advanced"] = True
-            with torch.no_grad():
-                for p in root_parameters(rec.root_module):
-                    p.mul_(1 + 10.0 ** -int(arg))
         if kind == "bf16":
             cast = torch.autocast(device_type=device.type, dtype=torch.bfloat16)
             cast.__enter__()
@@ -94,17 +85,7 @@ def install_calibration(rec: Recorder, mode: str) -> None:
 
     register_module_forward_pre_hook(before)
     register_module_forward_hook(after)
-    if kind != "kick":
-        register_optimizer_step_post_hook(stop_after_first_step)
-
-
-def root_parameters(root: torch.nn.Module) -> list[torch.nn.Parameter]:
-    """The trained model's floating parameters, each once."""
-    seen: dict[int, torch.nn.Parameter] = {}
-    for p in root.parameters():
-        if p.is_floating_point():
-            seen.setdefault(id(p), p)
-    return list(seen.values())
+    register_optimizer_step_post_hook(stop_after_first_step)
 
 
 def _advance(n: int, device: torch.device) -> None:

@@ -3,10 +3,6 @@ JSON helpers. Copied beside the probe as gpu2tpu_probe_counters.py in a run's wo
 
 from __future__ import annotations
 
-import hashlib
-import random
-import sys
-
 import torch
 
 
@@ -26,37 +22,6 @@ def _jsonable(value):
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     return repr(value)
-
-
-class DrawHash:
-    """A short hash of the random generators a training step may draw from: torch's CPU generator,
-    the XLA device's running seed, numpy's and Python's global generators. Two runs whose hashes
-    agree after every step drew as many random numbers in the same order. A generator still in its
-    state at the probe's start counts as unmoved: one never seeded starts from the OS's entropy in
-    each process, and only draws from it make a run irreproducible. Read without a sync."""
-
-    def __init__(self) -> None:
-        self.start = self._states()
-
-    @staticmethod
-    def _states() -> dict[str, bytes]:
-        out = {"torch": torch.get_rng_state().numpy().tobytes()}
-        xla = sys.modules.get("torch_xla")
-        if xla is not None:
-            out["xla"] = str(xla._XLAC._xla_get_rng_seed("")).encode()  # the default device's
-        numpy = sys.modules.get("numpy")
-        if numpy is not None:
-            state = numpy.random.get_state()
-            out["numpy"] = state[1].tobytes() + repr(state[2:]).encode()
-        _version_, internal, gauss_next = random.getstate()
-        out["random"] = repr((hash(internal), gauss_next)).encode()  # hash(None) varies by process
-        return out
-
-    def hexdigest(self) -> str:
-        h = hashlib.sha1()
-        for name, state in sorted(self._states().items()):
-            h.update(name.encode() + (b"unmoved" if self.start.get(name) == state else state))
-        return h.hexdigest()[:16]
 
 
 class XlaCounters:

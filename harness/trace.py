@@ -122,11 +122,6 @@ class Trace:
         return sorted({(a["device_type"], a["dtype"]) for a in self.autocast if a.get("enabled")})
 
 
-def finite_or_none(x: Any) -> float | None:
-    """A number for JSON evidence: None for NaN, infinity or a non-number."""
-    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
-
-
 def _num(value: Any) -> float:
     return float(value) if value is not None else math.nan
 
