@@ -226,7 +226,7 @@ def test_gold_profile_and_host_profile() -> None:
 def test_xla_busy_work_beside_host_training_is_work_left_on_the_host() -> None:
     """Dummy XLA work passes the execution line; the eager compute beside it does not."""
     both = view([{"python": 1500, "host_kernels": 300, "jit": 200, "xla_runtime": 50},
-                  {"host_kernels": 150, "jit": 250}, {"xla_runtime": 1500, "jit": 300}])
+                 {"host_kernels": 150, "jit": 250}, {"xla_runtime": 1500, "jit": 300}])
     res = _lines(both)
     bad = [e for e in res.evidence if not e["ok"]]
     assert [e["signal"] for e in bad] == ["kernel_host_exec", "kernel_host_compute"], res.evidence
@@ -262,7 +262,7 @@ def test_a_thread_tracing_for_the_interpreter_is_not_an_eager_worker() -> None:
     eager execution and failed a correct migration against a gold whose threads fell otherwise."""
     autograd = {"python": 13, "xla_runtime": 50, "host_kernels": 155, "jit": 73}
     p = profile(view([{"python": 2000, "host_kernels": 150, "xla_runtime": 200}, autograd,
-                       {"xla_runtime": 1800, "jit": 10}]))
+                      {"xla_runtime": 1800, "jit": 10}]))
     assert p.host_exec_s == pytest.approx(73 * 0.002)  # its JIT code only, as the interpreter's
     assert p.xla_trace_s == pytest.approx((200 + 50) * 0.002)
     assert p.host_compute_s == pytest.approx((150 + 155 + 73) * 0.002)
