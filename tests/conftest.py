@@ -9,7 +9,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from reference_reuse import reuse_references
 
+from gpu2tpu.cache import cache_root
 from gpu2tpu.harness import validated
 from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, Labelled, labelled_migrations, plan
 from gpu2tpu.tasks.finder import find_task, list_tasks
@@ -62,11 +64,21 @@ def _task_dirs_per_test():
         os.environ[TASK_DIRS_ENV] = saved
 
 
+# "0": the session builds every reference bundle itself, reusing none from the user cache.
+REUSE_REFERENCES_ENV = "GPU2TPU_TEST_REUSE_REFERENCES"
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    # One reference cache per test session, shared by every test (and the processes they start),
-    # so each practice task's references are built once and nothing from outside the session is used.
+    # One cache per test session, shared by every test (and the processes they start), so each
+    # task's references are built once. Of the user cache only sealed reference bundles under the
+    # current keys come in (copied and checked as a reference store's are); nothing else does.
     if "GPU2TPU_CACHE" not in os.environ:
+        user_references = cache_root() / "references"
         os.environ["GPU2TPU_CACHE"] = tempfile.mkdtemp(prefix="gpu2tpu-test-cache-")
+        if os.environ.get(REUSE_REFERENCES_ENV, "1") != "0" and user_references.is_dir():
+            reused = reuse_references(user_references)
+            print(f"reference bundles reused from {user_references} by content key: {len(reused)}"
+                  f"{' (' + ', '.join(reused) + ')' if reused else ''}")
 
 
 def practice_predictions(whole: set[str]) -> list[dict]:
