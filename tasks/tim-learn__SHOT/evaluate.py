@@ -12,28 +12,31 @@ Usage: python evaluate.py --checkpoint FILE --project ROOT --out FILE
 
 from __future__ import annotations
 
-import io
 import sys
+import tempfile
 import zipfile
+from pathlib import Path
 
 import task_kit
 import torch
 
 
-def load_part(bundle: zipfile.ZipFile, name: str) -> dict[str, torch.Tensor]:
-    state = torch.load(io.BytesIO(bundle.read(name)), map_location="cpu", weights_only=True)
-    return {k.removeprefix("module."): v.float() for k, v in state.items()}
+def load_parts(checkpoint: Path) -> dict[str, dict[str, torch.Tensor]]:
+    """The zip's F.pt, B.pt and C.pt, each loaded by the kit (weights_only, wrapper prefixes off)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            with zipfile.ZipFile(checkpoint) as bundle:
+                paths = {p: bundle.extract(f"{p}.pt", tmp) for p in "FBC"}
+        except (zipfile.BadZipFile, KeyError) as err:
+            raise task_kit.GoalUnavailable(f"no target-stage state_dicts in the checkpoint: {err}") from err
+        return {p: task_kit.load_state(path, as_float=True) for p, path in paths.items()}
 
 
 def measure(ckpt: task_kit.Checkpoint) -> float:
     sys.path.insert(0, str(ckpt.project / "digit"))
     import network
 
-    try:
-        with zipfile.ZipFile(ckpt.path) as bundle:
-            parts = {p: load_part(bundle, f"{p}.pt") for p in "FBC"}
-    except (zipfile.BadZipFile, KeyError) as err:
-        raise task_kit.GoalUnavailable(f"no target-stage state_dicts in the checkpoint: {err}") from err
+    parts = load_parts(ckpt.path)
     net_f = network.LeNetBase()
     net_b = network.feat_bottleneck(type="bn", feature_dim=net_f.in_features, bottleneck_dim=256)
     net_c = network.feat_classifier(type="wn", class_num=10, bottleneck_dim=256)
