@@ -8,8 +8,10 @@ evaluate.py:  `evaluate_goal("accuracy", measure)`: parses --checkpoint/--out/--
               `ckpt.state()` loads the checkpoint safely (weights_only) with `module.` and
               `_orig_mod.` prefixes removed.
 prepare.py:   `prepare_main(write, "owner/name")`: `python prepare.py ROOT` calls write(ROOT).
-              Stand-in data: `class_images`, `cifar_batch` + `write_pickles`,
-              `torchvision_md5_launcher`, `token_sentences`; `require(root, *paths)`.
+              Stand-in data: `class_images`, `cifar_batch` + `write_pickles`, `cifar10_files`
+              (+ `parts`), `torchvision_md5_launcher`, `write_cora`, `token_sentences`;
+              `require(root, *paths)`.
+Measuring:    `recalibrate_batchnorm(model, batches)`, `block_cross_entropy(model, tokens)`.
 
 Standard library only at import time; numpy and torch are imported by the functions that use them.
 """
@@ -21,7 +23,7 @@ import hashlib
 import json
 import pickle
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,6 +149,34 @@ def cifar_batch(name: str, n: int, seed: int, classes: int = 10,
             "filenames": [f"standin_{seed}_{i:05d}.png" for i in range(n)]}
 
 
+CIFAR10_CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
+                   "truck"]
+
+
+def cifar10_files(train: Sequence[tuple[Any, Sequence[int]]],
+                  test: tuple[Any, Sequence[int]]) -> dict[str, Any]:
+    """torchvision's cifar-10-batches-py as {file name: object} for `write_pickles`: data_batch_1..N,
+    one for each (uint8 images, labels) part of `train` (images (n, 3, 32, 32) or (n, 3072)),
+    test_batch from `test`, batches.meta. Image file names are standin_<part>_<k>.png (test: 0)."""
+    def batch(name: str, part: int, images: Any, labels: Sequence[int]) -> dict[str, Any]:
+        return {"batch_label": name, "labels": [int(c) for c in labels],
+                "data": images.reshape(len(images), -1),
+                "filenames": [f"standin_{part}_{k:05d}.png" for k in range(len(images))]}
+
+    files = {f"data_batch_{i}": batch(f"training batch {i} of {len(train)}", i, *part)
+             for i, part in enumerate(train, 1)}
+    files["test_batch"] = batch("testing batch 1 of 1", 0, *test)
+    files["batches.meta"] = {"num_cases_per_batch": len(train[0][1]),
+                             "label_names": CIFAR10_CLASSES, "num_vis": 3 * 32 * 32}
+    return files
+
+
+def parts(images: Any, labels: Sequence[int], n: int) -> list[tuple[Any, Sequence[int]]]:
+    """(images, labels) cut into n equal consecutive parts (a remainder is dropped)."""
+    size = len(labels) // n
+    return [(images[i * size:(i + 1) * size], labels[i * size:(i + 1) * size]) for i in range(n)]
+
+
 def write_pickles(out_dir: Path, files: Mapping[str, Any]) -> dict[str, str]:
     """Each object pickled (protocol 2, as CIFAR ships) to out_dir/<name>; returns name -> md5."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -189,6 +219,71 @@ def torchvision_md5_launcher(root: Path, name: str, md5: Mapping[str, str],
     path = root / name
     path.write_text(_MD5_LAUNCHER.format(dataset=dataset, name=name, md5=dict(md5)))
     return path
+
+
+CORA_CLASSES = ["Case_Based", "Genetic_Algorithms", "Neural_Networks", "Probabilistic_Methods",
+                "Reinforcement_Learning", "Rule_Learning", "Theory"]
+
+
+def write_cora(out_dir: Path, papers: int, words: int, edges: int, seed: int = 0) -> None:
+    """Stand-in Cora in its raw format: out_dir/cora.content, a line per paper `<id> <0/1 word
+    attributes...> <class>` (tab separated), and cora.cites, `<cited id> <citing id>` per line.
+    Words follow each class's favoured words and 80% of citations stay within a class, so the
+    graph is learnable; every paper has a word. Deterministic in `seed`."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    classes = len(CORA_CLASSES)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ids = rng.choice(np.arange(1000, 2_000_000), size=papers, replace=False)
+    labels = rng.integers(0, classes, size=papers)
+    topic = rng.random((classes, words)) < 0.15  # each class's favoured words
+    prob = np.where(topic[labels], 0.35, 0.04)
+    has = (rng.random((papers, words)) < prob).astype(int)
+    has[np.arange(papers), rng.integers(0, words, papers)] = 1  # no empty paper
+    lines = ["\t".join([str(ids[i]), *map(str, has[i]), CORA_CLASSES[labels[i]]])
+             for i in range(papers)]
+    (out_dir / "cora.content").write_text("\n".join(lines) + "\n")
+    src = rng.integers(0, papers, size=edges)
+    same = rng.random(edges) < 0.8
+    dst = np.empty(edges, dtype=int)
+    for k in range(edges):
+        pool = np.flatnonzero(labels == labels[src[k]]) if same[k] else np.arange(papers)
+        dst[k] = pool[rng.integers(0, len(pool))]
+    keep = src != dst
+    pairs = sorted(set(zip(ids[dst[keep]].tolist(), ids[src[keep]].tolist())))
+    (out_dir / "cora.cites").write_text("".join(f"{a}\t{b}\n" for a, b in pairs))
+
+
+def recalibrate_batchnorm(model: Any, batches: Iterable[Any]) -> None:
+    """Every BatchNorm2d's running statistics recomputed as the plain average over `batches`
+    (forward passes in train mode, no gradients); the model is left in eval mode."""
+    import torch
+
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.reset_running_stats()
+                m.momentum = None  # cumulative average over the calibration batches
+        model.train()
+        for batch in batches:
+            model(batch)
+    model.eval()
+
+
+def block_cross_entropy(model: Any, tokens: Any) -> float:
+    """A language model's mean next-token cross-entropy over `tokens` (1-D) cut into
+    non-overlapping windows of `model.block_size`; the model returns (logits, anything)."""
+    import torch
+    import torch.nn.functional as F
+
+    model.eval()
+    block = model.block_size
+    n = (len(tokens) - 1) // block
+    x, y = tokens[: n * block].view(n, block), tokens[1: n * block + 1].view(n, block)
+    with torch.no_grad():
+        logits, _ = model(x)
+        return float(F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1)).item())
 
 
 def token_sentences(n_words: int, seed: int, vocab: int = 200, mean_len: int = 12) -> list[str]:

@@ -17,7 +17,13 @@ import pickle
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the kit (run with -I)
-from task_kit import Checkpoint, GoalUnavailable, class_images, evaluate_goal  # noqa: E402
+from task_kit import (  # noqa: E402
+    Checkpoint,
+    GoalUnavailable,
+    class_images,
+    evaluate_goal,
+    recalibrate_batchnorm,
+)
 
 MEAN, STD = (0.5071, 0.4867, 0.4408), (0.2675, 0.2565, 0.2761)  # dataset/cifar100.py's Normalize
 N_HELD_OUT, HELD_OUT_SEED, USED_CLASSES = 500, 777, 10
@@ -43,15 +49,8 @@ def measure(ckpt: Checkpoint) -> float:
     assert ckpt.project is not None
     with open(ckpt.project / "data" / "cifar-100-python" / "train", "rb") as fh:
         train = pickle.load(fh, encoding="latin1")["data"]
+    recalibrate_batchnorm(model, torch.split(tensors(train), 64))
     with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.reset_running_stats()
-                m.momentum = None  # cumulative average over the calibration batches
-        model.train()
-        for chunk in torch.split(tensors(train), 64):
-            model(chunk)
-        model.eval()
         data, labels = class_images(N_HELD_OUT, HELD_OUT_SEED, classes=USED_CLASSES)
         pred = model(tensors(data)).argmax(dim=1)
     return float((pred == torch.tensor(labels)).float().mean())

@@ -20,24 +20,19 @@ from pathlib import Path
 
 # the harness runs this with `python -I` (no script directory on sys.path): the kit is beside it
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from task_kit import cifar_batch, prepare_main, torchvision_md5_launcher, write_pickles  # noqa: E402
+import task_kit  # noqa: E402
 
 BASE = Path("datasets") / "cifar-10-batches-py"
 LAUNCHER = "gpu2tpu_cifar10.py"
 TRAIN_FILES, PER_FILE, N_TEST = 5, 64, 64
-LABEL_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
-               "truck"]
 
 
 def write(root: Path) -> None:
-    files = {f"data_batch_{i}": cifar_batch(f"training batch {i} of {TRAIN_FILES}", PER_FILE, i)
-             for i in range(1, TRAIN_FILES + 1)}
-    files["test_batch"] = cifar_batch("testing batch 1 of 1", N_TEST, 0)
-    files["batches.meta"] = {"num_cases_per_batch": PER_FILE, "label_names": LABEL_NAMES,
-                             "num_vis": 3 * 32 * 32}
-    md5 = write_pickles(root / BASE, files)
-    torchvision_md5_launcher(root, LAUNCHER, md5)
+    files = task_kit.cifar10_files([task_kit.class_images(PER_FILE, i) for i in range(1, TRAIN_FILES + 1)],
+                          task_kit.class_images(N_TEST, 0))
+    md5 = task_kit.write_pickles(root / BASE, files)
+    task_kit.torchvision_md5_launcher(root, LAUNCHER, md5)
 
 
 if __name__ == "__main__":
-    prepare_main(write, "Spijkervet/SimCLR")
+    task_kit.prepare_main(write, "Spijkervet/SimCLR")

@@ -32,14 +32,12 @@ from pathlib import Path
 # the harness runs this with `python -P` (no script directory on sys.path): the kit beside it
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from task_kit import class_images, prepare_main, torchvision_md5_launcher, write_pickles  # noqa: E402
+import task_kit  # noqa: E402
 
 CLASSES, VAL_PER_CLASS, LABELED, UNLABELED = 10, 500, 8, 16  # per class
 TRAIN_FILES, N_TEST, VAL_KEPT = 5, 64, 64
 DEPTH, WIDEN = 10, 1  # the stand-in WideResNet (evaluate.py imports these)
 MD5_LAUNCHER, RUN_LAUNCHER = "gpu2tpu_cifar10.py", "gpu2tpu_mixmatch.py"
-LABEL_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
-               "truck"]
 
 RUN_TEXT = f'''"""Harness-owned launcher (written by the task's prepare.py; do not edit).
 
@@ -98,7 +96,7 @@ def training_set():
     import numpy as np
 
     per_class = VAL_PER_CLASS + LABELED + UNLABELED
-    data, labels = class_images(int(per_class * CLASSES * 1.25), seed=1)
+    data, labels = task_kit.class_images(int(per_class * CLASSES * 1.25), seed=1)
     lab = np.asarray(labels)
     keep = np.sort(np.concatenate([np.flatnonzero(lab == c)[:per_class] for c in range(CLASSES)]))
     assert len(keep) == per_class * CLASSES, "too few images of a class"
@@ -107,24 +105,12 @@ def training_set():
 
 def write(root: Path) -> None:
     data, labels = training_set()
-    files = {}
-    per_file = len(labels) // TRAIN_FILES
-    for i in range(TRAIN_FILES):
-        part = slice(i * per_file, (i + 1) * per_file)
-        files[f"data_batch_{i + 1}"] = {
-            "batch_label": f"training batch {i + 1} of {TRAIN_FILES}", "labels": labels[part],
-            "data": data[part].reshape(per_file, -1),
-            "filenames": [f"standin_{i * per_file + k:05d}.png" for k in range(per_file)]}
-    test, test_labels = class_images(N_TEST, seed=0)
-    files["test_batch"] = {"batch_label": "testing batch 1 of 1", "labels": test_labels,
-                           "data": test.reshape(N_TEST, -1),
-                           "filenames": [f"standin_test_{k:05d}.png" for k in range(N_TEST)]}
-    files["batches.meta"] = {"num_cases_per_batch": per_file, "label_names": LABEL_NAMES,
-                             "num_vis": 3 * 32 * 32}
-    md5 = write_pickles(root / "data" / "cifar-10-batches-py", files)
-    torchvision_md5_launcher(root, MD5_LAUNCHER, md5)
+    files = task_kit.cifar10_files(task_kit.parts(data, labels, TRAIN_FILES),
+                                   task_kit.class_images(N_TEST, 0))
+    md5 = task_kit.write_pickles(root / "data" / "cifar-10-batches-py", files)
+    task_kit.torchvision_md5_launcher(root, MD5_LAUNCHER, md5)
     (root / RUN_LAUNCHER).write_text(RUN_TEXT)
 
 
 if __name__ == "__main__":
-    prepare_main(write, "YU1ut/MixMatch-pytorch")
+    task_kit.prepare_main(write, "YU1ut/MixMatch-pytorch")

@@ -44,15 +44,8 @@ def measure(ckpt: task_kit.Checkpoint) -> float:
     for i in range(1, TRAIN_FILES + 1):
         with open(os.path.join(ckpt.project, BASE, f"data_batch_{i}"), "rb") as fh:
             train.append(pickle.load(fh, encoding="latin1")["data"])
+    task_kit.recalibrate_batchnorm(model, torch.split(tensors(np.concatenate(train)), 64))
     with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.reset_running_stats()
-                m.momentum = None  # cumulative average over the calibration batches
-        model.train()
-        for chunk in torch.split(tensors(np.concatenate(train)), 64):
-            model(chunk)
-        model.eval()
         data, labels = task_kit.class_images(N_HELD_OUT, HELD_OUT_SEED)
         pred = model(tensors(data)).argmax(dim=1)
         acc = float((pred == torch.tensor(labels)).float().mean())

@@ -23,16 +23,12 @@ SIDE = 32
 TRAIN_FILES, PER_FILE, N_TEST = 5, 64, 64
 BASE = Path("data") / "cifar-10-batches-py"
 LAUNCHER = "gpu2tpu_cifar10.py"
-LABEL_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
-               "truck"]
 
 
 def write(root: Path) -> None:
-    files = {f"data_batch_{i}": task_kit.cifar_batch(f"training batch {i} of {TRAIN_FILES}", PER_FILE, i)
-             for i in range(1, TRAIN_FILES + 1)}
-    files["test_batch"] = task_kit.cifar_batch("testing batch 1 of 1", N_TEST, 0)
-    files["batches.meta"] = {"num_cases_per_batch": PER_FILE, "label_names": LABEL_NAMES,
-                             "num_vis": 3 * SIDE * SIDE}
+    files = task_kit.cifar10_files(
+        [task_kit.class_images(PER_FILE, i) for i in range(1, TRAIN_FILES + 1)],
+        task_kit.class_images(N_TEST, 0))
     task_kit.torchvision_md5_launcher(root, LAUNCHER, task_kit.write_pickles(root / BASE, files))
 
 

@@ -3,9 +3,7 @@ pristine project/ for the model and data definitions."""
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
-from task_kit import Checkpoint, evaluate_goal
+from task_kit import Checkpoint, block_cross_entropy, evaluate_goal
 
 
 def measure(ckpt: Checkpoint) -> float:
@@ -15,13 +13,7 @@ def measure(ckpt: Checkpoint) -> float:
     _, val, vocab = load_splits()
     model = CharTransformer(vocab)
     model.load_state_dict(ckpt.state("model", as_float=True))
-    model.eval()
-    block = model.block_size
-    n = (len(val) - 1) // block
-    x, y = val[: n * block].view(n, block), val[1: n * block + 1].view(n, block)
-    with torch.no_grad():
-        logits, _ = model(x)
-        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1)).item()
+    return block_cross_entropy(model, val)
 
 
 if __name__ == "__main__":

@@ -20,13 +20,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the kit beside this file (run with -P)
-from task_kit import cifar_batch, prepare_main, torchvision_md5_launcher, write_pickles  # noqa: E402
+import task_kit  # noqa: E402
 
 EXP = Path("exp") / "datasets"
 FOLDERS = ("cifar10", "cifar10_test")
 TRAIN_FILES, PER_FILE, N_TEST = 5, 32, 32
 CONFIG = Path("configs") / "gpu2tpu_tiny.yml"
-LABEL_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
 
 CONFIG_TEXT = """\
 # Harness-owned stand-in config (written by the task's prepare.py; do not edit): cifar10.yml with a
@@ -84,23 +83,15 @@ optim:
 """
 
 
-def files() -> dict[str, object]:
-    out: dict[str, object] = {
-        f"data_batch_{i}": cifar_batch(f"training batch {i} of {TRAIN_FILES}", PER_FILE, i)
-        for i in range(1, TRAIN_FILES + 1)}
-    out["test_batch"] = cifar_batch("testing batch 1 of 1", N_TEST, 0)
-    out["batches.meta"] = {"num_cases_per_batch": PER_FILE, "label_names": LABEL_NAMES, "num_vis": 3072}
-    return out
-
-
 def write(root: Path) -> None:
-    content = files()
+    content = task_kit.cifar10_files([task_kit.class_images(PER_FILE, i) for i in range(1, TRAIN_FILES + 1)],
+                            task_kit.class_images(N_TEST, 0))
     md5: dict[str, str] = {}
     for folder in FOLDERS:
-        md5 = write_pickles(root / EXP / folder / "cifar-10-batches-py", content)
+        md5 = task_kit.write_pickles(root / EXP / folder / "cifar-10-batches-py", content)
     (root / CONFIG).write_text(CONFIG_TEXT)
-    torchvision_md5_launcher(root, "gpu2tpu_cifar10.py", md5)
+    task_kit.torchvision_md5_launcher(root, "gpu2tpu_cifar10.py", md5)
 
 
 if __name__ == "__main__":
-    prepare_main(write, "ermongroup/ddim")
+    task_kit.prepare_main(write, "ermongroup/ddim")

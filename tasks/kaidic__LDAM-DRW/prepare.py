@@ -18,18 +18,16 @@ from pathlib import Path
 # the harness runs this with `python -P` (no script directory on sys.path): the kit beside it
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from task_kit import class_images, prepare_main, torchvision_md5_launcher, write_pickles  # noqa: E402
+import task_kit  # noqa: E402
 
 CLASSES, PER_CLASS, TRAIN_FILES, N_TEST = 10, 48, 5, 100
-LABEL_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
-               "truck"]
 
 
 def balanced(seed: int) -> tuple:
     """PER_CLASS images of every class, in the generator's order."""
     import numpy as np
 
-    data, labels = class_images(4 * CLASSES * PER_CLASS, seed)
+    data, labels = task_kit.class_images(4 * CLASSES * PER_CLASS, seed)
     lab = np.array(labels)
     keep = np.sort(np.concatenate([np.flatnonzero(lab == c)[:PER_CLASS] for c in range(CLASSES)]))
     assert len(keep) == CLASSES * PER_CLASS
@@ -38,22 +36,11 @@ def balanced(seed: int) -> tuple:
 
 def write(root: Path) -> None:
     data, labels = balanced(1)
-    per_file = len(labels) // TRAIN_FILES
-    files = {}
-    for i in range(TRAIN_FILES):
-        part = slice(i * per_file, (i + 1) * per_file)
-        files[f"data_batch_{i + 1}"] = {
-            "batch_label": f"training batch {i + 1} of {TRAIN_FILES}", "labels": labels[part],
-            "data": data[part], "filenames": [f"standin_{i * per_file + k:05d}.png" for k in range(per_file)]}
-    test, test_labels = class_images(N_TEST, 0)
-    files["test_batch"] = {"batch_label": "testing batch 1 of 1", "labels": test_labels,
-                           "data": test.reshape(N_TEST, -1),
-                           "filenames": [f"standin_test_{k:05d}.png" for k in range(N_TEST)]}
-    files["batches.meta"] = {"num_cases_per_batch": per_file, "label_names": LABEL_NAMES,
-                             "num_vis": 3 * 32 * 32}
-    md5 = write_pickles(root / "data" / "cifar-10-batches-py", files)
-    torchvision_md5_launcher(root, "gpu2tpu_cifar10.py", md5)
+    files = task_kit.cifar10_files(task_kit.parts(data, labels, TRAIN_FILES),
+                                   task_kit.class_images(N_TEST, 0))
+    md5 = task_kit.write_pickles(root / "data" / "cifar-10-batches-py", files)
+    task_kit.torchvision_md5_launcher(root, "gpu2tpu_cifar10.py", md5)
 
 
 if __name__ == "__main__":
-    prepare_main(write, "kaidic/LDAM-DRW")
+    task_kit.prepare_main(write, "kaidic/LDAM-DRW")
