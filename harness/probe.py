@@ -320,6 +320,17 @@ def _rebound_hooks(rec: Recorder) -> list[str]:
     return bad
 
 
+def _default_term() -> None:
+    """A forked child (a DataLoader or Pool worker) ends on SIGTERM as it would without the probe:
+    the kernel's default, with no Python run and nothing written into the run's channel. Running the
+    probe's handler there wrote a second `end` record, and a worker forked after the XLA runtime
+    started could hang in it instead of leaving (its parent then waits on it forever)."""
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except ValueError:  # forked from a thread other than the main one: the handler checks the pid
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="trace file to write (JSON lines)")
@@ -348,11 +359,18 @@ def main(argv: list[str] | None = None) -> int:
     if calibrate:  # a reference's calibration run (harness/calibration.py): its first step only
         _calibration.install_calibration(rec, calibrate)
 
+    probe_pid = os.getpid()
+
     def on_term(signum, frame):
+        if os.getpid() != probe_pid:  # a forked child of the run: not the run's end
+            _default_term()
+            os.kill(os.getpid(), signum)
+            return
         rec.finish(128 + signum, f"terminated by signal {signum}", force_read=False)
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_term)
+    os.register_at_fork(after_in_child=_default_term)
     exit_code, error = 0, None
     try:
         if command[0] == "-m":
