@@ -8,8 +8,8 @@ evaluate.py:  `evaluate_goal("accuracy", measure)`: parses --checkpoint/--out/--
               `ckpt.state()` loads the checkpoint safely (weights_only) with `module.` and
               `_orig_mod.` prefixes removed.
 prepare.py:   `prepare_main(write, "owner/name")`: `python prepare.py ROOT` calls write(ROOT).
-              Stand-in data: `class_images`, `cifar_batch` + `write_pickles`, `cifar10_files`
-              (+ `parts`), `torchvision_md5_launcher`, `write_cora`, `token_sentences`;
+              Stand-in data: `class_images`, `cifar10_files` (+ `parts`), `standin_cifar10`,
+              `write_pickles`, `torchvision_md5_launcher`, `write_cora`, `token_sentences`;
               `require(root, *paths)`.
 Measuring:    `recalibrate_batchnorm(model, batches)`, `block_cross_entropy(model, tokens)`.
 
@@ -140,15 +140,6 @@ def class_images(n: int, seed: int, classes: int = 10, side: int = 32, channels:
     return np.clip(np.rint(img), 0, 255).astype(np.uint8), [int(c) for c in labels]
 
 
-def cifar_batch(name: str, n: int, seed: int, classes: int = 10,
-                label_key: str = "labels") -> dict[str, Any]:
-    """One CIFAR python-pickle batch: `data` uint8 (n, 3072) channel-major, labels under
-    `label_key` ("labels" for CIFAR-10, "fine_labels" for CIFAR-100), `batch_label`, `filenames`."""
-    data, labels = class_images(n, seed, classes)
-    return {"batch_label": name, label_key: labels, "data": data.reshape(n, -1),
-            "filenames": [f"standin_{seed}_{i:05d}.png" for i in range(n)]}
-
-
 CIFAR10_CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
                    "truck"]
 
@@ -169,6 +160,13 @@ def cifar10_files(train: Sequence[tuple[Any, Sequence[int]]],
     files["batches.meta"] = {"num_cases_per_batch": len(train[0][1]),
                              "label_names": CIFAR10_CLASSES, "num_vis": 3 * 32 * 32}
     return files
+
+
+def standin_cifar10(train_files: int, per_file: int, n_test: int) -> dict[str, Any]:
+    """`cifar10_files` of `class_images`: train part i (1..train_files) is per_file images drawn
+    with seed i, the test batch n_test images with seed 0."""
+    return cifar10_files([class_images(per_file, i) for i in range(1, train_files + 1)],
+                         class_images(n_test, 0))
 
 
 def parts(images: Any, labels: Sequence[int], n: int) -> list[tuple[Any, Sequence[int]]]:

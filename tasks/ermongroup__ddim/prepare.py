@@ -10,7 +10,7 @@ get_dataset() builds torchvision's CIFAR10 under <--exp>/datasets/cifar10 (train
 <--exp>/datasets/cifar10_test (test), both with download=True: each checks every file's md5. The
 same stand-in batches go to both folders: data_batch_1..5 with 32 images each (160 training
 images, 10 steps of 16) and test_batch with 32, in CIFAR's python-pickle format (kit
-`cifar10_files` of `class_images`: a mean colour and a brighter square per class, with pixel
+`standin_cifar10`: `class_images` with a mean colour and a brighter square per class, with pixel
 noise). The launcher gpu2tpu_cifar10.py sets torchvision's expected md5s to those of these
 files, then runs main.py.
 """
@@ -85,9 +85,7 @@ optim:
 
 
 def write(root: Path) -> None:
-    content = task_kit.cifar10_files(
-        [task_kit.class_images(PER_FILE, i) for i in range(1, TRAIN_FILES + 1)],
-        task_kit.class_images(N_TEST, 0))
+    content = task_kit.standin_cifar10(TRAIN_FILES, PER_FILE, N_TEST)
     md5: dict[str, str] = {}
     for folder in FOLDERS:
         md5 = task_kit.write_pickles(root / EXP / folder / "cifar-10-batches-py", content)

@@ -46,9 +46,7 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 
 def write(root: Path) -> None:
-    files = task_kit.cifar10_files(
-        [task_kit.class_images(PER_FILE, i) for i in range(1, TRAIN_FILES + 1)],
-        task_kit.class_images(N_TEST, 0))
+    files = task_kit.standin_cifar10(TRAIN_FILES, PER_FILE, N_TEST)
     md5 = task_kit.write_pickles(root / "data" / "cifar-10-batches-py", files)
     task_kit.torchvision_md5_launcher(root, "gpu2tpu_cifar10.py", md5)
     (root / "gpu2tpu_wrn.py").write_text(WRN_LAUNCHER)

@@ -36,7 +36,7 @@ READ_AT_LEAST = 80  # entries the second read has covered (issue 25); raised as 
 # one valid entry, as datasets.yaml holds it (CIFAR-10's facts)
 GOOD = {"size": "60,000 32x32 colour images in 10 classes", "source": "https://www.cs.toronto.edu/~kriz/cifar.html",
         "licence_or_terms": "unknown", "gated": False,
-        "standin": "tasks/akamaster__pytorch_resnet_cifar10/prepare.py (kit.cifar_batch)",
+        "standin": "tasks/akamaster__pytorch_resnet_cifar10/prepare.py (kit.standin_cifar10)",
         "evidence": ["https://www.cs.toronto.edu/~kriz/cifar.html"]}
 
 
@@ -105,7 +105,7 @@ def test_unresolved_name_names_the_record_and_what_to_add() -> None:
     (lambda e: e.update(source="www.example.org"), "field 'source' must be an http"),
     (lambda e: e.update(standin="tasks/nobody__nothing/prepare.py"),
      "nobody__nothing/prepare.py, which does not exist"),
-    (lambda e: e.update(standin="kit.cifar_batch"), "field 'standin' must be false or start with"),
+    (lambda e: e.update(standin="kit.standin_cifar10"), "field 'standin' must be false or start with"),
     (lambda e: e.update(evidence=[]), "field 'evidence' must be a non-empty list"),
     (lambda e: e.update(size="two\nlines"), "field 'size' must be one non-empty line"),
     (lambda e: e.update(licence="MIT"), "unknown field 'licence'"),

@@ -89,10 +89,12 @@ def test_stand_in_writers_are_deterministic_and_learnable(kit, tmp_path: Path):
     means = {c: a[[i for i, y in enumerate(labels) if y == c]].mean(axis=0) for c in set(labels)}
     nearest = [min(means, key=lambda c: ((a[i] - means[c]) ** 2).sum()) for i in range(200)]
     assert sum(n == y for n, y in zip(nearest, labels)) > 150  # classes are separable
-    md5 = kit.write_pickles(tmp_path / "cifar", {"data_batch_1": kit.cifar_batch("b1", 8, 1)})
-    blob = (tmp_path / "cifar" / "data_batch_1").read_bytes()
-    assert md5 == {"data_batch_1": hashlib.md5(blob).hexdigest()}
+    md5 = kit.write_pickles(tmp_path / "cifar", kit.standin_cifar10(2, 8, 4))
+    blob = (tmp_path / "cifar" / "data_batch_2").read_bytes()
+    assert md5["data_batch_2"] == hashlib.md5(blob).hexdigest()
     assert pickle.loads(blob)["data"].shape == (8, 3072)
+    assert pickle.loads(blob)["labels"] == kit.class_images(8, seed=2)[1]  # part i draws seed i
+    assert pickle.loads((tmp_path / "cifar" / "test_batch").read_bytes())["data"].shape == (4, 3072)
     text = kit.token_sentences(500, seed=0)
     assert sum(len(s.split()) for s in text) >= 500 and text == kit.token_sentences(500, seed=0)
 
