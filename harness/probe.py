@@ -320,15 +320,26 @@ def _rebound_hooks(rec: Recorder) -> list[str]:
     return bad
 
 
+def _hold_term() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+
+
+def _release_term() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
 def _default_term() -> None:
     """A forked child (a DataLoader or Pool worker) ends on SIGTERM as it would without the probe:
     the kernel's default, with no Python run and nothing written into the run's channel. Running the
     probe's handler there wrote a second `end` record, and a worker forked after the XLA runtime
-    started could hang in it instead of leaving (its parent then waits on it forever)."""
+    started could hang in it instead of leaving (its parent then waits on it forever). SIGTERM is
+    held across the fork: one that reached the child before this reset would be lost (CPython drops
+    a Python-level signal caught before its after-fork hooks ran); held, it waits for the default."""
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
     except ValueError:  # forked from a thread other than the main one: the handler checks the pid
         pass
+    _release_term()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -370,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_term)
-    os.register_at_fork(after_in_child=_default_term)
+    os.register_at_fork(before=_hold_term, after_in_parent=_release_term, after_in_child=_default_term)
     exit_code, error = 0, None
     try:
         if command[0] == "-m":
