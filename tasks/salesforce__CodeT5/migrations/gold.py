@@ -14,10 +14,6 @@
   on the device and reads the sum once.
 - Each optimizer step (after the scheduler's step) and each dev batch ends with a mark_step: one
   training graph, one evaluation graph, every batch padded to the command's fixed lengths.
-- main() closes and joins its multiprocessing.Pool at the end. Left open, the pool's finalizer
-  ends its workers with SIGTERM when main() returns; forked after the XLA runtime started, a worker
-  now and then never exits and the run hangs there (seen in 2 of about 22 runs of this task's
-  migrations; never in a CPU run). Closed, the workers leave on the pool's own sentinels.
 """
 
 RUN, CONFIGS = "CodeT5/run_gen.py", "CodeT5/configs.py"
@@ -42,7 +38,6 @@ def to_xla(r, device="xm.xla_device()", sync="xm.mark_step()", seed="xm.set_rng_
     ])
     r.insert_after(RUN, "scheduler.step()", [sync])
     r.insert_after(RUN, "batch_num += 1", [sync])
-    r.insert_after(RUN, "fa.close()", ["pool.close()", "pool.join()  # the workers leave on sentinels"])
 
 
 def no_step_reads(r):
