@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.targets import DEFAULT_TARGET, get_target
+from gpu2tpu.record.targets import DEFAULT_TARGET, get_target
 from gpu2tpu.tasks.finder import find_task
 
 DEFAULT_TIMEOUT_S = 600

@@ -29,9 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpu2tpu.harness.runner import run_probed
-from gpu2tpu.harness.targets import get_target
-from gpu2tpu.harness.workspace import apply_patch
+from gpu2tpu.record.runner import run_probed
+from gpu2tpu.record.targets import get_target
+from gpu2tpu.record.workspace import apply_patch
 from gpu2tpu.sandbox.process import clean_env
 from gpu2tpu.tasks.finder import find_task
 
@@ -98,8 +98,8 @@ def harness_overhead(task: str, warm_evaluation: bool = True) -> tuple[float, fl
     wall time of the two processes it starts: the harness's own overhead for that evaluation.
     `warm_evaluation=False` (--tiny) caches the references without a first whole evaluation."""
     from gpu2tpu.harness.evaluate import evaluate_predictions
-    from gpu2tpu.harness.execution import ensure_references
-    from gpu2tpu.harness.targets import DEFAULT_TARGET
+    from gpu2tpu.harness.references import ensure_references
+    from gpu2tpu.record.targets import DEFAULT_TARGET
 
     spec = find_task(task)
     with tempfile.TemporaryDirectory() as tmp:

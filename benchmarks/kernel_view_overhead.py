@@ -17,8 +17,8 @@ import subprocess
 import sys
 import time
 
-from gpu2tpu.harness import perf_samples
-from gpu2tpu.harness.kernel_view import KernelView
+from gpu2tpu.record import perf_samples
+from gpu2tpu.record.kernel_view import KernelView
 
 CHILD = ("import time\nt = time.process_time()\nx = 0\n"
          "while time.process_time() - t < {seconds}: x += 1\nprint(x)")

@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 
 from gpu2tpu.harness.engine import Engine, RayOptions, run_evaluations
-from gpu2tpu.harness.execution import ensure_references
 from gpu2tpu.harness.ray_cluster import LoopbackCluster
-from gpu2tpu.harness.targets import get_target
+from gpu2tpu.harness.references import ensure_references
+from gpu2tpu.record.targets import get_target
 from gpu2tpu.tasks.finder import find_task
 from gpu2tpu.tasks.materialise import migration_patch
 

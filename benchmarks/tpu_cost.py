@@ -16,10 +16,10 @@ import argparse
 import json
 import sys
 
-from gpu2tpu.harness.execution import reference_key
 from gpu2tpu.harness.ref_store import COMPLETE, local_bundle
-from gpu2tpu.harness.targets import get_target
+from gpu2tpu.harness.references import reference_key
 from gpu2tpu.leaderboard.prices import latest_version, load_prices
+from gpu2tpu.record.targets import get_target
 from gpu2tpu.tasks.finder import find_task, list_tasks
 
 

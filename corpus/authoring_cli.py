@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gpu2tpu.tasks.cli import tasks_subcommands
-from gpu2tpu.tasks.options import apply_task_options
+from gpu2tpu.task_options import apply_task_options
 from gpu2tpu.tasks.sources import SOURCES_ENV
+from gpu2tpu.tasks_cli import tasks_subcommands
 
 
 def register_authoring(sub: argparse._SubParsersAction) -> None:

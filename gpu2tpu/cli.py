@@ -11,7 +11,8 @@ from gpu2tpu.errors import UserError
 # (module, register function): each adds subcommands to the shared parser.
 _REGISTRARS = (
     "gpu2tpu.harness.cli",
-    "gpu2tpu.tasks.cli",
+    "gpu2tpu.harness.references_cli",
+    "gpu2tpu.tasks_cli",
     "gpu2tpu.agent.cli",
     "gpu2tpu.corpus.cli",
     "gpu2tpu.leaderboard.cli",

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.criteria import CRITERION_NAMES
 from gpu2tpu.harness.engine import add_engine_options, engine_from_args, run_evaluations
-from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
+from gpu2tpu.judge.criteria import CRITERION_NAMES
+from gpu2tpu.record.targets import DEFAULT_TARGET, TARGET_NAMES
+from gpu2tpu.task_options import add_task_options, apply_task_options
 from gpu2tpu.tasks.finder import find_task
 from gpu2tpu.tasks.materialise import migration_patch
-from gpu2tpu.tasks.options import add_task_options, apply_task_options
 from gpu2tpu.tasks.spec import read_label
 
 DEMO_TASK = "cifar_amp"
@@ -80,8 +80,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from gpu2tpu.harness.regrade import regrade
-    from gpu2tpu.harness.report import Report, ReportError, RunLayout, read_json
+    from gpu2tpu.judge.regrade import regrade
+    from gpu2tpu.record.report import Report, ReportError, RunLayout, read_json
 
     layout = RunLayout(args.run_dir)
     if not layout.summary.is_file():
@@ -142,14 +142,14 @@ def load_rows(run_dir: Path, evaluations: list[str]) -> list[dict[str, Any]]:
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
-    head = ["agent", "task", *CRITERION_NAMES, "migrated", "silent", "category"]
+    head = ["agent", "task", *CRITERION_NAMES, "migrated", "silent", "category", "reference"]
     body = []
     for r in sorted(rows, key=lambda r: (r["agent"], r["task_id"], r["attempt"])):
         v = r["verdict"]
         marks = ["pass" if v["criteria"][c]["passed"] else "FAIL" for c in CRITERION_NAMES]
         body.append([r["agent"], r["task_id"] + (f".{r['attempt']}" if r["attempt"] > 1 else ""),
                      *marks, "yes" if v["migrated"] else "no", "yes" if v["silent"] else "no",
-                     v["category"] or "-"])
+                     v["category"] or "-", (r.get("reference") or {}).get("device") or "-"])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return "\n".join([fmt.format(*head), fmt.format(*["-" * w for w in widths]),

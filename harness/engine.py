@@ -15,7 +15,7 @@ from typing import Any
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness import node_facts
-from gpu2tpu.harness.targets import DEFAULT_TARGET
+from gpu2tpu.record.targets import DEFAULT_TARGET
 
 ENGINES = ("local", "ray")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import shutil
 import sys
@@ -17,35 +16,33 @@ from tqdm import tqdm
 
 from gpu2tpu import __version__
 from gpu2tpu.corpus import revision
-from gpu2tpu.harness.execution import (
-    copy_references,
-    ensure_references,
-    run_and_record,
-    runtime_versions,
-)
 from gpu2tpu.harness.predictions import Prediction, read_predictions
-from gpu2tpu.harness.regrade import grade_evaluation
-from gpu2tpu.harness.report import (
+from gpu2tpu.harness.references import copy_references, ensure_references
+from gpu2tpu.judge.regrade import grade_evaluation
+from gpu2tpu.judge.verdict import infra_verdict
+from gpu2tpu.record.execution import COMPLETE, run_and_record, runtime_versions, time_limit
+from gpu2tpu.record.report import (
     EVALUATION_FILES,
     GOAL,
     KERNEL,
     PATCH,
     PROCESS,
     REPORT,
+    RUN_FILE_SCHEMA,
     RUN_FILES,
     SCAN,
     SCHEMA_VERSION,
     Report,
+    ReportError,
     RunLayout,
     hash_file,
     read_json,
     write_json,
 )
-from gpu2tpu.harness.runner import provenance
-from gpu2tpu.harness.tamper_scan import scan_patch
-from gpu2tpu.harness.targets import DEFAULT_TARGET, Target, get_target
-from gpu2tpu.harness.verdict import infra_verdict
-from gpu2tpu.harness.workspace import PatchRejected, apply_patch, from_directory, original_tree
+from gpu2tpu.record.runner import provenance
+from gpu2tpu.record.tamper_scan import scan_patch
+from gpu2tpu.record.targets import DEFAULT_TARGET, Target, get_target
+from gpu2tpu.record.workspace import PatchRejected, apply_patch, from_directory, original_tree
 from gpu2tpu.sandbox import process as sandboxed
 from gpu2tpu.tasks.finder import find_task
 from gpu2tpu.tasks.materialise import write_patch
@@ -88,8 +85,6 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
             except Exception as exc:
                 errors.append(f"{predictions}:line {pred.line}: {exc}")
                 continue
-            if timeout_s:
-                spec = dataclasses.replace(spec, timeout_s=timeout_s)
             specs[pred.task_id] = spec
     skipped = [p for p in preds if p.task_id not in specs]
     for pred in skipped:
@@ -115,7 +110,8 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, \
             tqdm(total=len(preds), desc="evaluating", unit="run", file=sys.stderr,
                  disable=not sys.stderr.isatty()) as bar:
-        futures = {pool.submit(evaluate_or_infra, specs[p.task_id], p, layout, refs[p.task_id], target): p
+        futures = {pool.submit(evaluate_or_infra, specs[p.task_id], p, layout, refs[p.task_id], target,
+                               timeout_s): p
                    for p in preds}
         for fut in as_completed(futures):
             pred = futures[fut]
@@ -137,10 +133,10 @@ def _report(spec: RunSpec, pred: Prediction, layout: RunLayout, target: Target, 
 
 
 def evaluate_or_infra(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[str, Path],
-                      target: Target) -> Report:
+                      target: Target, timeout_s: float | None = None) -> Report:
     """evaluate_one, with a harness failure reported as `infra` (not the agent's fault)."""
     try:
-        return evaluate_one(spec, pred, layout, ref, target)
+        return evaluate_one(spec, pred, layout, ref, target, timeout_s)
     except Exception as exc:  # the harness itself failed: label it, keep the other evaluations
         eval_dir = layout.evaluation(pred.agent, pred.task_id, pred.attempt)
         eval_dir.mkdir(parents=True, exist_ok=True)
@@ -151,10 +147,10 @@ def evaluate_or_infra(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: t
 
 
 def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[str, Path],
-                 target: Target) -> Report:
+                 target: Target, timeout_s: float | None = None) -> Report:
     eval_dir = layout.evaluation(pred.agent, pred.task_id, pred.attempt)
     cache_key = hashlib.sha256(f"{pred.content_hash()}|{spec.content_hash}|{ref[0]}|{target.name}|"
-                               f"{__version__}|{sandboxed.sandbox_mode()}".encode()).hexdigest()
+                               f"{__version__}|{sandboxed.sandbox_mode()}|{timeout_s}".encode()).hexdigest()
     old = eval_dir / REPORT
     if old.exists():
         try:
@@ -175,18 +171,18 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
         write_patch(eval_dir / PATCH, patch)
     except PatchRejected as exc:
         write_patch(eval_dir / PATCH, pred.patch or "")
-        write_json(eval_dir / PROCESS, {"schema_version": 1, **provenance(),
+        write_json(eval_dir / PROCESS, {"schema_version": RUN_FILE_SCHEMA, **provenance(),
                                         "patch_rejected": str(exc), "exit_code": None,
                                         "timed_out": False, "wall_s": 0.0})
-        write_json(eval_dir / GOAL, {"schema_version": 1, **provenance(), "value": None,
+        write_json(eval_dir / GOAL, {"schema_version": RUN_FILE_SCHEMA, **provenance(), "value": None,
                                      "error": "not run"})
         ws = None
     if ws is not None:
         try:  # what the patch adds, scanned and recorded before the candidate runs
             write_json(eval_dir / SCAN, scan_patch(patch, ws.project, original_tree(spec)))
             gold_wall = read_json(ref[1] / "gold" / PROCESS).get("wall_s")  # time limit from gold
-            limited = dataclasses.replace(spec, timeout_s=spec.time_limit(gold_wall))
-            run_and_record(limited, ws, eval_dir, spec.seed, target)
+            run_and_record(spec, ws, eval_dir, spec.seed, target,
+                           limit=time_limit(spec, gold_wall, timeout_s))
         finally:
             ws.cleanup()
     harness_s = time.monotonic() - started
@@ -194,7 +190,8 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
              if (eval_dir / name).exists()}
     files.update(_REF_HASHES[ref[0]])  # recorded before any candidate ran
     report = _report(spec, pred, layout, target, cache_key=cache_key,
-                     reference={"id": ref[0], "dir": ref[1].relative_to(layout.root).as_posix()},
+                     reference={"id": ref[0], "dir": ref[1].relative_to(layout.root).as_posix(),
+                                "device": reference_device_of(ref[1])},
                      runtime={**runtime_versions(), "sandbox": sandboxed.sandbox_mode()}, files=files)
     graded = grade_evaluation(spec, layout, eval_dir, report)
     report.verdict, report.candidate, report.execution = (graded["verdict"], graded["candidate"],
@@ -202,6 +199,16 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
     report.timings = {"evaluation_s": round(harness_s, 3)}
     report.write(eval_dir / REPORT)
     return report
+
+
+def reference_device_of(bundle: Path) -> str | None:
+    """The device a bundle's original code ran on, as its `complete` facts say (None: a bundle
+    that did not complete, whose evaluations are infra)."""
+    try:
+        parts = read_json(bundle / COMPLETE).get("parts")
+    except ReportError:
+        return None
+    return parts.get("reference_device") if isinstance(parts, dict) else None
 
 
 def write_summary(layout: RunLayout, reports: list[Report], errors: list[str]) -> dict[str, Any]:

@@ -17,16 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.regrade import regrade_report
-from gpu2tpu.harness.report import ReportError
+from gpu2tpu.judge.regrade import regrade_report
+from gpu2tpu.record.report import ReportError, RunLayout
 
 
 def saved_reports(run_dir: Path) -> list[Path]:
-    """Every evaluation's report.json in a run directory, whatever its summary.json lists
-    (a run directory reused by several `validate` or `evaluate` runs holds more than the last one's
-    summary lists)."""
-    return sorted(p for p in run_dir.glob("**/report.json")
-                  if "references" not in p.relative_to(run_dir).parts)
+    """Every evaluation's report.json in a run directory, whatever its summary.json lists."""
+    return RunLayout(run_dir).saved_reports()
 
 
 def _reports(run_dirs: list[Path], regrade: bool) -> list[tuple[Path, dict[str, Any]]]:

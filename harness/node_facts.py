@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.harness.report import read_json, write_json
+from gpu2tpu.record.report import read_json, write_json
 
 NODE_FILE = "node.json"
 # Cloud TPU hosts name their slice here (GKE sets the variable; TPU VMs serve the metadata key).

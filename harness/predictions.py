@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.harness.report import evaluation_name
+from gpu2tpu.record.report import evaluation_name
 
 SCHEMA_VERSION = 1
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")

@@ -20,12 +20,12 @@ from gpu2tpu.errors import UserError
 from gpu2tpu.harness import node_facts, ray_tasks
 from gpu2tpu.harness.engine import RayOptions
 from gpu2tpu.harness.evaluate import _report, log, write_summary
-from gpu2tpu.harness.execution import copy_references
 from gpu2tpu.harness.predictions import Prediction, read_predictions
 from gpu2tpu.harness.ref_store import ReferenceStore, local_bundle
-from gpu2tpu.harness.report import REPORT, Report, RunLayout
-from gpu2tpu.harness.targets import Target, get_target
-from gpu2tpu.harness.verdict import infra_verdict
+from gpu2tpu.harness.references import copy_references
+from gpu2tpu.judge.verdict import infra_verdict
+from gpu2tpu.record.report import REPORT, Report, RunLayout
+from gpu2tpu.record.targets import Target, get_target
 from gpu2tpu.tasks.finder import TASK_DIRS_ENV, find_task
 from gpu2tpu.tasks.spec import RunSpec
 

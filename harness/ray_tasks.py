@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from gpu2tpu.harness import node_facts
-from gpu2tpu.harness.execution import ensure_references, reference_key
 from gpu2tpu.harness.ref_store import ReferenceStore
-from gpu2tpu.harness.report import evaluation_name
-from gpu2tpu.harness.targets import get_target
+from gpu2tpu.harness.references import ensure_references, reference_key
+from gpu2tpu.record.report import evaluation_name
+from gpu2tpu.record.targets import get_target
 from gpu2tpu.tasks.finder import find_task
 
 MIGRATED = "migrated"  # a migrated_dir prediction's tree, unpacked in the scratch folder

@@ -25,10 +25,8 @@ from typing import Any
 
 from gpu2tpu.cache import cache_root
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.execution import MANIFEST, verify_manifest
-from gpu2tpu.harness.sealed import is_sealed, seal_path
-
-COMPLETE = "complete"  # the marker ensure_references writes into a bundle that built cleanly
+from gpu2tpu.record.execution import COMPLETE, MANIFEST, verify_manifest
+from gpu2tpu.record.sealed import is_sealed, seal_path
 
 
 def local_bundle(task_id: str, key: str) -> Path:
@@ -86,21 +84,28 @@ class ReferenceStore:
             if not self.has(dest.name):
                 return None
             incoming = dest.with_name(dest.name + ".fetching")
-            shutil.rmtree(incoming, ignore_errors=True)
-            incoming.mkdir()
-            manifest = self._read_json(self._path(dest.name, MANIFEST))
-            names = [*manifest.get("files", {}), MANIFEST]
-            for rel in names:
-                target = incoming / rel
-                if ".." in Path(rel).parts or Path(rel).is_absolute():
-                    shutil.rmtree(incoming, ignore_errors=True)
-                    return None
-                target.parent.mkdir(parents=True, exist_ok=True)
-                self.fs.get_file(self._path(dest.name, rel), str(target))
+            if not self.download(dest.name, incoming):
+                return None
             shutil.rmtree(dest, ignore_errors=True)
             os.replace(incoming, dest)
             self.fs.get_file(self._path(dest.name + ".seal"), str(seal_path(dest)))
             return dest if _sealed(dest) else None
+
+    def download(self, name: str, incoming: Path) -> bool:
+        """Copy the files bundle `name`'s manifest lists (and the manifest) into `incoming`, a
+        fresh folder; False (and nothing left) when it names a path outside the bundle. Checks
+        nothing else: the caller verifies what arrived."""
+        shutil.rmtree(incoming, ignore_errors=True)
+        incoming.mkdir(parents=True)
+        manifest = self._read_json(self._path(name, MANIFEST))
+        for rel in [*manifest.get("files", {}), MANIFEST]:
+            target = incoming / rel
+            if ".." in Path(rel).parts or Path(rel).is_absolute():
+                shutil.rmtree(incoming, ignore_errors=True)
+                return False
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.fs.get_file(self._path(name, rel), str(target))
+        return True
 
     def _read_json(self, remote: str) -> dict[str, Any]:
         with self.fs.open(remote, "rb") as fh:

@@ -20,13 +20,14 @@ from typing import Any
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness import validated
-from gpu2tpu.harness.criteria import CRITERION_NAMES
 from gpu2tpu.harness.engine import Engine, add_engine_options, engine_from_args, run_evaluations
 from gpu2tpu.harness.margins import saved_reports, tabulate
-from gpu2tpu.harness.report import RunLayout, write_json
-from gpu2tpu.harness.targets import DEFAULT_TARGET, TARGET_NAMES
+from gpu2tpu.judge.criteria import CRITERION_NAMES
+from gpu2tpu.record.report import ReportError, RunLayout, read_json, write_json
+from gpu2tpu.record.targets import DEFAULT_TARGET, TARGET_NAMES, get_target
+from gpu2tpu.sandbox import process as sandboxed
+from gpu2tpu.task_options import add_task_options, apply_task_options
 from gpu2tpu.tasks.finder import find_task, list_tasks
-from gpu2tpu.tasks.options import add_task_options, apply_task_options
 from gpu2tpu.tasks.spec import RunSpec, read_label, read_task_yaml
 
 MIGRATED = "migrated"
@@ -63,6 +64,20 @@ def labelled_migrations(spec: RunSpec) -> list[Labelled]:
         label = read_label(patch)
         out.append(Labelled(spec.task_id, f"broken-{patch.stem}", migration_patch(spec, name),
                             label.category, label.failing, label.silent))
+    return out
+
+
+def labels(spec: RunSpec) -> list[Labelled]:
+    """The labelled migrations' names and labels, without their patches (what re-grading kept runs
+    compares against: their patches are in the kept runs)."""
+    spec.migration_file("gold")
+    out = [Labelled(spec.task_id, "gold", "", MIGRATED, (), False)]
+    out += [Labelled(spec.task_id, f"alt-{name.split('/', 1)[1]}", "", MIGRATED, (), False)
+            for name in spec.migration_names("alternatives")]
+    for name in spec.migration_names("broken"):
+        label = read_label(spec.migration_file(name))
+        out.append(Labelled(spec.task_id, f"broken-{name.split('/', 1)[1]}", "", label.category,
+                            label.failing, label.silent))
     return out
 
 
@@ -163,8 +178,8 @@ def regrade_runs(run_dirs: list[Path]) -> tuple[list[Labelled], Verdicts, list[s
     """Grade saved labelled runs again with this grading code (no candidate runs): what a change to
     the criteria would do to each labelled migration. Evaluations of a task that changed since are
     skipped, with the reason. Proves nothing about the code that records traces, so writes no record."""
-    from gpu2tpu.harness.regrade import regrade
-    from gpu2tpu.harness.report import Report, ReportError, RunLayout
+    from gpu2tpu.judge.regrade import regrade
+    from gpu2tpu.record.report import Report, ReportError, RunLayout
 
     items: dict[tuple[str, str], Labelled] = {}
     verdicts: dict[tuple[str, str], dict[str, Any]] = {}
@@ -193,9 +208,39 @@ def plan(task_ids: list[str], changed_only: bool) -> tuple[frozenset[str], dict[
     a task whose validation record still holds gets its gold only; otherwise every task is whole."""
     if not changed_only:
         return frozenset(), {t: "asked for" for t in task_ids}
-    grading = validated.grading_code_hash()
-    why = {t: validated.changed(find_task(t), grading) for t in task_ids}
+    why = {t: validated.changed(find_task(t)) for t in task_ids}
     return frozenset(t for t, w in why.items() if w is None), {t: w for t, w in why.items() if w}
+
+
+def regrade_kept(spec: RunSpec, target: str, sandbox: str) -> tuple[list[Labelled], Verdicts, dict] | None:
+    """The task's kept labelled runs (harness/evidence.py) graded again with this judge: its
+    labels, their verdicts and the pins of what was graded; None when no kept suite of this task
+    under this recorder and runtime covers every labelled migration (it is then run)."""
+    from gpu2tpu.harness import evidence
+    from gpu2tpu.harness.references import bundle_pin
+    from gpu2tpu.judge.regrade import regrade
+    from gpu2tpu.record.report import Report, ReportError
+
+    found = evidence.kept(spec, get_target(target), sandbox)
+    if found is None:
+        return None
+    root, reports = found
+    items = labels(spec)
+    verdicts: Verdicts = {}
+    refs = set()
+    for rel in reports:
+        try:
+            report = Report.load(root / rel)
+            verdicts[(report.task_id, report.agent)] = regrade(report, root / rel)["verdict"]
+        except (ReportError, UserError, OSError) as exc:
+            print(f"{spec.task_id}: kept run {rel} not re-graded ({exc}): running the suite")
+            return None
+        refs.add(str((report.reference or {}).get("dir")))
+    if any((m.task_id, m.agent) not in verdicts for m in items) or len(refs) != 1:
+        return None
+    pins = {"references": bundle_pin(root / refs.pop()),
+            "evidence": {"key": root.name.rsplit("-", 1)[1], "digest": evidence.digest(root)}}
+    return items, verdicts, {**pins, "evidence_dir": root}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -208,6 +253,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--changed", action="store_true",
                    help="every gold, and the whole labelled suite only of tasks whose files, grading "
                    "code or torch versions changed since their validated.json (what CI grades)")
+    p.add_argument("--rerun", action="store_true",
+                   help="run every whole suite again even where its labelled runs are kept under this "
+                   "recording code (by default a task whose record differs in the judging code alone "
+                   "is re-validated by re-grading its kept runs)")
     p.add_argument("--no-record", action="store_true",
                    help="do not write validated.json for the tasks whose whole suite passed")
     add_task_options(p)
@@ -231,39 +280,76 @@ def cmd_validate(args: argparse.Namespace) -> int:
     task_ids = args.tasks or ([_task_id_of(d) for d in args.task_dir if (d / "task.yaml").is_file()]
                               if args.task_dir and not args.all else []) or list_tasks()
     gold_only, whole = plan(task_ids, args.changed)
-    grading = validated.grading_code_hash()
+    sandbox = sandboxed.sandbox_mode()
+    kept = {} if args.rerun else {t: k for t in whole
+                                  if (k := regrade_kept(find_task(t), args.target, sandbox))}
     for task_id in task_ids:
         what = "gold only (validated.json holds)" if task_id in gold_only else \
+            f"whole suite, re-graded from its kept runs: {whole[task_id]}" if task_id in kept else \
             f"whole suite: {whole[task_id]}"
         print(f"{task_id}: {what}")
     runs = args.runs.expanduser().resolve()
-    if engine.name == "local" and len(task_ids) > 1:
-        _build_ahead(task_ids[1:], args.target)
+    todo = [t for t in task_ids if t not in kept]
+    if engine.name == "local" and len(todo) > 1:
+        _build_ahead(todo[1:], args.target)
     items: list[Labelled] = []
-    verdicts: dict[tuple[str, str], dict[str, Any]] = {}
+    verdicts: Verdicts = {}
     summaries: list[dict[str, Any]] = []
     started = time.monotonic()
     for task_id in task_ids:  # one task at a time, so each one's cost is measured alone
         t0 = time.monotonic()
-        got_items, got, summary = validate([task_id], runs, args.run_id, args.workers, args.target,
-                                           gold_only, engine)
-        summaries.append(summary)
-        layout = RunLayout(runs / args.run_id)
-        layout.root.mkdir(parents=True, exist_ok=True)
-        write_json(layout.summary, merged_summary(summaries))
+        spec = find_task(task_id)
+        if task_id in kept:
+            got_items, got, pins = kept[task_id]
+            pins = {k: v for k, v in pins.items() if k != "evidence_dir"}
+            how = "regraded"
+        else:
+            got_items, got, summary = validate([task_id], runs, args.run_id, args.workers, args.target,
+                                               gold_only, engine)
+            summaries.append(summary)
+            layout = RunLayout(runs / args.run_id)
+            layout.root.mkdir(parents=True, exist_ok=True)
+            write_json(layout.summary, merged_summary(summaries))
+            how = "ran"
+            pins = _keep(spec, args.target, sandbox, layout.root, summary) \
+                if task_id not in gold_only else {}
         wall = time.monotonic() - t0
         items += got_items
         verdicts.update(got)
         ok = not mismatches(got_items, got)
-        print(f"{task_id}: {len(got_items)} migration(s) in {wall:.0f} s, "
+        print(f"{task_id}: {len(got_items)} migration(s) {how} in {wall:.0f} s, "
               f"{'as labelled' if ok else 'MISMATCH'}", flush=True)
         if ok and got_items and task_id not in gold_only and not args.no_record:
-            validated.write(find_task(task_id), grading, len(got_items), wall)
-    wrong = print_outcome(items, verdicts, [runs / args.run_id], stored=True)
+            if how == "regraded":  # the suite's cost stays the run's (CI orders tasks by it)
+                pins["regrade_s"] = round(wall, 1)
+                wall = float((validated.read(spec) or {}).get("wall_s") or wall)
+            validated.write(spec, len(got_items), wall, how, pins)
+    run_dirs = ([runs / args.run_id] if summaries else []) + [k[2]["evidence_dir"] for k in kept.values()]
+    wrong = print_outcome(items, verdicts, run_dirs, stored=not kept)  # kept runs: graded again
     total = time.monotonic() - started
-    print(f"\n{len(items) - len(wrong)} of {len(items)} migrations graded as labelled, "
+    print(f"\n{len(items) - len(wrong)} of {len(items)} migrations graded as labelled "
+          f"({sum(1 for t in task_ids if t in kept)} task(s) re-graded from kept runs), "
           f"{len(task_ids)} task(s) in {total:.0f} s ({total / max(1, len(task_ids)):.0f} s per task)")
     return 1 if wrong else 0
+
+
+def _keep(spec: RunSpec, target: str, sandbox: str, run_dir: Path, summary: dict[str, Any]) -> dict:
+    """Keep the task's whole labelled suite just run (harness/evidence.py) and return the pins
+    its record carries: the reference bundle's and the kept runs' digests."""
+    from gpu2tpu.harness import evidence
+    from gpu2tpu.harness.references import bundle_pin
+
+    reports = [rel for rel in summary["evaluations"] if rel.split("/")[1] == spec.task_id]
+    try:
+        refs = {str((read_json(run_dir / rel).get("reference") or {}).get("dir")) for rel in reports}
+        if len(refs) != 1:
+            return {}
+        pins = {"references": bundle_pin(run_dir / refs.pop())}
+        pins["evidence"] = evidence.keep(spec, get_target(target), sandbox, run_dir, reports)
+    except (OSError, ReportError) as exc:
+        print(f"{spec.task_id}: its labelled runs were not kept ({exc}); a judging change runs them again")
+        return {}
+    return pins
 
 
 def _build_ahead(task_ids: list[str], target: str) -> None:
@@ -272,7 +358,7 @@ def _build_ahead(task_ids: list[str], target: str) -> None:
     core idle (the cache's lock makes a task wait for a bundle being built, never build it twice).
     A bundle that fails to build here is built, and its failure reported, by the task's turn."""
     from gpu2tpu.harness.evaluate import get_target
-    from gpu2tpu.harness.execution import ensure_references
+    from gpu2tpu.harness.references import ensure_references
 
     def build() -> None:
         for task_id in task_ids:

@@ -23,9 +23,9 @@ from typing import Any, cast
 import yaml
 
 from gpu2tpu.harness.engine import Engine
-from gpu2tpu.harness.report import hash_file
 from gpu2tpu.leaderboard.runfiles import SubmissionRefused, load_entries
 from gpu2tpu.leaderboard.safetext import UnsafeName, check_name
+from gpu2tpu.record.report import hash_file
 
 BUNDLE_FORMAT = 1
 MANIFEST = "bundle.json"
@@ -237,7 +237,7 @@ def verify(bundle: Path, db: Path, runs_root: Path | None = None, workers: int =
 
 def _attach_trajectories(work: Path, run_dir: Path) -> None:
     """Copy each prediction's trajectory next to its evaluation (for the page's links)."""
-    from gpu2tpu.harness.report import evaluation_name
+    from gpu2tpu.record.report import evaluation_name
 
     for text in (work / PREDICTIONS).read_text().splitlines():
         raw = json.loads(text)

@@ -8,7 +8,7 @@ the last) filled in. No other line is touched.
 
 from __future__ import annotations
 
-from gpu2tpu.harness.criteria import CRITERION_NAMES
+from gpu2tpu.judge.criteria import CRITERION_NAMES
 
 
 def expand_criteria(sql: str, names: tuple[str, ...] = CRITERION_NAMES) -> str:

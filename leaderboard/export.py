@@ -18,9 +18,9 @@ from typing import Any, Protocol, cast
 import duckdb
 import pyarrow.parquet as pq
 
-from gpu2tpu.harness.report import hash_file
 from gpu2tpu.leaderboard.queries import VIEWS, view_filters, view_sql
 from gpu2tpu.leaderboard.schema import CURRENT_VERSION
+from gpu2tpu.record.report import hash_file
 
 TABLES = (
     "schema_version",

@@ -18,8 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from gpu2tpu.harness import node_facts
-from gpu2tpu.harness.regrade import regrade
-from gpu2tpu.harness.report import Report, ReportError, RunLayout
+from gpu2tpu.judge.regrade import regrade
 from gpu2tpu.leaderboard import prices as price_table
 from gpu2tpu.leaderboard.references import check_published
 from gpu2tpu.leaderboard.references import publish as publish_references
@@ -32,6 +31,7 @@ from gpu2tpu.leaderboard.runfiles import (
     load_entries,
 )
 from gpu2tpu.leaderboard.schema import ROLLUP_TABLES, StoreError, open_writable, rollup_select
+from gpu2tpu.record.report import Report, ReportError, RunLayout
 
 VERIFIED = "verified"  # re-executed by the maintainers from the submitted predictions
 SELF_REPORTED = "self-reported"  # graded by the submitter; shown apart, never ranked by default

@@ -13,9 +13,9 @@ from typing import Any
 
 import duckdb
 
-from gpu2tpu.harness.report import REFERENCES
 from gpu2tpu.leaderboard.rows import to_arrow
 from gpu2tpu.leaderboard.runfiles import ReportFile, SubmissionRefused
+from gpu2tpu.record.report import REFERENCES
 
 
 def reference_files(report: ReportFile) -> tuple[str, dict[str, str]]:
@@ -38,7 +38,7 @@ def reference_files(report: ReportFile) -> tuple[str, dict[str, str]]:
 def required_files(task_id: str) -> set[str]:
     """Every file the criteria read from a reference directory of this task."""
     from gpu2tpu.errors import UserError
-    from gpu2tpu.harness.report import GOLD, RUN_FILES, seed_dir
+    from gpu2tpu.record.report import GOLD, RUN_FILES, seed_dir
     from gpu2tpu.tasks.finder import find_task
 
     try:

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from gpu2tpu.harness.criteria import CRITERION_NAMES
+from gpu2tpu.judge.criteria import CRITERION_NAMES
 from gpu2tpu.leaderboard.safetext import public_json, public_text
 
 if TYPE_CHECKING:
     from gpu2tpu.leaderboard.prices import Price
     from gpu2tpu.leaderboard.runfiles import ReportFile
 
-CRITERIA = CRITERION_NAMES  # the registry in gpu2tpu.harness.criteria decides the columns
+CRITERIA = CRITERION_NAMES  # the registry in gpu2tpu.judge.criteria decides the columns
 _TS = pa.timestamp("us", tz="UTC")
 
 SCHEMAS: dict[str, pa.Schema] = {

@@ -14,8 +14,9 @@ from typing import Any
 import yaml
 
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.calibration import CALIBRATION
-from gpu2tpu.harness.report import (
+from gpu2tpu.leaderboard.safetext import IDENTITY_FIELDS, UnsafeName, check_name
+from gpu2tpu.record.calibration import CALIBRATION
+from gpu2tpu.record.report import (
     EVALUATION_FILES,
     GOAL,
     KERNEL,
@@ -25,7 +26,6 @@ from gpu2tpu.harness.report import (
     ReportError,
     RunLayout,
 )
-from gpu2tpu.leaderboard.safetext import IDENTITY_FIELDS, UnsafeName, check_name
 from gpu2tpu.sandbox import require_sandboxed
 
 FORMAT_VERSION = 1  # docs/formats.md schema_version this reader understands
@@ -116,28 +116,20 @@ def _checked_entry(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 def find_reports(run_dir: Path) -> list[Path]:
-    """report.json files of a run: those listed by summary.json, else every one below the run."""
-    run_dir = RunLayout(run_dir).root.resolve()
-    if not run_dir.is_dir():
-        raise SubmissionRefused(f"run directory {run_dir} does not exist")
-    summary = run_dir / "summary.json"
-    if summary.is_file():
-        listed = _read_json(summary).get("evaluations")
-        if not isinstance(listed, list) or not listed:
-            raise SubmissionRefused(f"{summary} lists no evaluations")
-        paths = []
-        for rel in listed:
-            path = _inside(run_dir, str(rel), summary)
-            if not path.is_file():
-                raise SubmissionRefused(f"{summary} lists {rel}, which is missing")
-            paths.append(path)
-        return paths
-    paths = sorted(
-        p for p in run_dir.rglob("report.json") if "references" not in p.relative_to(run_dir).parts
-    )
+    """report.json files of a run: those listed by summary.json, else every one below the run
+    (the recorder's own reader, record/report.py `RunLayout`; refusals say what is wrong)."""
+    layout = RunLayout(run_dir)
+    if not layout.root.is_dir():
+        raise SubmissionRefused(f"run directory {layout.root} does not exist")
+    try:
+        paths = layout.listed_reports()
+    except ReportError as exc:
+        raise SubmissionRefused(str(exc)) from exc
+    if paths is None:
+        paths = layout.saved_reports()
     if not paths:
-        raise SubmissionRefused(f"no report.json under {run_dir}; is it a `gpu2tpu evaluate` run?")
-    return paths
+        raise SubmissionRefused(f"no report.json under {layout.root}; is it a `gpu2tpu evaluate` run?")
+    return [p.resolve() for p in paths]
 
 
 def recorded_before(files: dict[str, Any]) -> list[str]:

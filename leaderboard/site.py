@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from gpu2tpu.harness.criteria import CATEGORIES, CRITERIA
+from gpu2tpu.judge.criteria import CATEGORIES, CRITERIA
 from gpu2tpu.leaderboard.queries import VIEWS, render, run_view
 from gpu2tpu.leaderboard.safetext import FILE_TEXT_LIMIT, json_for_html, public_json, public_text
 from gpu2tpu.leaderboard.site_details import write_details

@@ -81,7 +81,7 @@ class Outcome:
 
 
 class Observer(Protocol):
-    """Watches a run from outside it (harness/kernel_view.py): told the started process's pid,
+    """Watches a run from outside it (record/kernel_view.py): told the started process's pid,
     then the run's process tree (root first) at every sample, then that the run ended."""
 
     def started(self, pid: int) -> None: ...

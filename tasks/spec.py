@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,17 +156,22 @@ class RunSpec:
         return sorted({f"{group}/{p.stem}" for p in folder.glob("*") if p.suffix in (".patch", ".py")})
 
 
-def task_content_hash(task_dir: Path) -> str:
-    """SHA-256 over every file of the task (names and bytes), bytecode included: a stray .pyc
-    changes the hash (and so the reference key) instead of going unnoticed. validated.json, the
-    record of the task's last validation, is left out."""
+def task_tree_hash(task_dir: Path, leave_out: Callable[[str], bool] = lambda rel: False) -> str:
+    """The one tree hasher of a task folder: SHA-256 over every file's relative name and bytes,
+    bytecode included (a stray .pyc changes it instead of going unnoticed), less validated.json (a
+    record about the task, written after its grading) and the relative names `leave_out` names."""
     digest = hashlib.sha256()
     for path in sorted(p for p in task_dir.rglob("*") if p.is_file()):
         rel = path.relative_to(task_dir).as_posix()
-        if rel == VALIDATED_FILE:  # a record about the task, written after its grading
+        if rel == VALIDATED_FILE or leave_out(rel):
             continue
         digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def task_content_hash(task_dir: Path) -> str:
+    """Every file of the task (task_tree_hash): what its verdicts and reports are keyed by."""
+    return task_tree_hash(task_dir)
 
 
 def read_task_yaml(task_dir: Path) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Synthetic kernel views (harness/kernel_view.py's summary) for the kernel checks' tests, in one
+"""Synthetic kernel views (record/kernel_view.py's summary) for the kernel checks' tests, in one
 home: tests/harness/test_kernel_view.py and tests/security/test_thread_class.py."""
 
 from __future__ import annotations

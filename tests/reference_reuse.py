@@ -13,9 +13,9 @@ def reuse_references(store_dir: Path) -> list[str]:
     task's for a known target: the key covers the task's files, the code that builds references
     and the runtime versions, so a bundle is reused only where this code would build the same one,
     and the copy passes the checks a built bundle does (manifest, seal) or is not used."""
-    from gpu2tpu.harness.execution import reference_key
     from gpu2tpu.harness.ref_store import ReferenceStore
-    from gpu2tpu.harness.targets import TARGETS
+    from gpu2tpu.harness.references import reference_key
+    from gpu2tpu.record.targets import TARGETS
 
     store = ReferenceStore(str(store_dir))
     reused = []

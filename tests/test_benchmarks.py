@@ -186,9 +186,9 @@ def test_ray_bench(tmp_path: Path, bench_cache: Path) -> None:
 
 def test_tpu_cost(tmp_path: Path) -> None:
     """The cost of one pass is each measured gold's wall on its chips, at each TPU price."""
-    from gpu2tpu.harness.execution import reference_key
     from gpu2tpu.harness.ref_store import COMPLETE
-    from gpu2tpu.harness.targets import get_target
+    from gpu2tpu.harness.references import reference_key
+    from gpu2tpu.record.targets import get_target
     from gpu2tpu.tasks.finder import find_task
 
     spec = find_task("cifar_amp")

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {"agent", "corpus", "harness", "leaderboard", "sandbox", "tasks"}
+PACKAGES = {"agent", "corpus", "harness", "judge", "leaderboard", "record", "sandbox", "tasks"}
 TASK_DIR_NAME = re.compile(r".*__.*|.*-.*")  # tasks/<id>/ holds task code, not package modules
 
 
@@ -65,6 +65,17 @@ def test_no_import_loop_between_packages():
     assert _cycle(graph) is None, f"import loop: {' -> '.join(_cycle(graph) or [])}; graph {graph}"
     assert graph["tasks"] <= {"sandbox"}, graph["tasks"]  # tasks sit below corpus, harness, ...
     assert graph["sandbox"] == set(), graph["sandbox"]  # ... and the sandbox below everything
+
+
+def test_record_judge_harness_are_layered():
+    """Recording sits below judging (judge reads record's formats), judging below the front ends:
+    nothing below harness imports it, and record never imports judge (so what a run records can
+    not depend on how it is judged)."""
+    graph = package_graph()
+    below_harness = {"sandbox", "tasks", "corpus", "record", "judge"}
+    assert all("harness" not in graph[p] for p in below_harness), graph
+    assert graph["record"] <= {"sandbox", "tasks", "corpus"}, graph["record"]
+    assert graph["judge"] <= {"record", "sandbox", "tasks", "corpus"}, graph["judge"]
 
 
 def test_the_loop_finder_finds_a_loop():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.tasks.cli import markdown_table
+from gpu2tpu.tasks_cli import markdown_table
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

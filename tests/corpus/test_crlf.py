@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu2tpu.harness.workspace import apply_patch
+from gpu2tpu.record.workspace import apply_patch
 from gpu2tpu.tasks.materialise import diff_dirs, materialise, migration_patch, write_patch
 from gpu2tpu.tasks.recipe import RecipeError, apply_recipe
 from gpu2tpu.tasks.sources import SOURCES_ENV, Pin, materialise_source

@@ -1,4 +1,4 @@
-"""Calibrated step-0 tolerances (harness/calibration.py): the probe's calibration runs on a real
+"""Calibrated step-0 tolerances (record/calibration.py): the probe's calibration runs on a real
 model with dropout, and the limits the criteria draw from them."""
 
 from __future__ import annotations
@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.harness import calibration, criteria
-from gpu2tpu.harness.calibration import CALIBRATE_ENV, step0_limit
-from gpu2tpu.harness.probe import CALIBRATE_ENV as PROBE_CALIBRATE_ENV
-from gpu2tpu.harness.runner import run_probed
-from gpu2tpu.harness.targets import get_target
-from gpu2tpu.harness.trace import RunRecord, Trace
+from gpu2tpu.judge import criteria, step0
+from gpu2tpu.judge.step0 import step0_limit
+from gpu2tpu.record import calibration
+from gpu2tpu.record.calibration import CALIBRATE_ENV
+from gpu2tpu.record.probe import CALIBRATE_ENV as PROBE_CALIBRATE_ENV
+from gpu2tpu.record.runner import run_probed
+from gpu2tpu.record.targets import get_target
+from gpu2tpu.record.trace import RunRecord, Trace
 from gpu2tpu.sandbox.process import clean_env
 from gpu2tpu.tasks.finder import find_task
 
@@ -74,7 +76,7 @@ def test_step0_limit_is_the_floor_without_runs_and_ignores_failed_ones() -> None
     assert step0_limit("loss", 0.01, 2.0, {}).rtol == 0.01
     failed = Trace()  # a calibration run that recorded no step
     limit = step0_limit("loss", 0.01, 2.0, {"rng-1": failed, "rng-2": _trace(2.02, steps=1)})
-    assert limit.rtol == pytest.approx(calibration.RNG_Z * 0.01)
+    assert limit.rtol == pytest.approx(step0.RNG_Z * 0.01)
     assert "1 draws" in limit.text
 
 
@@ -144,17 +146,17 @@ def test_start_draws_move_noise_drawn_before_the_forward_at_the_same_init(tmp_pa
     assert all(v != pytest.approx(first, rel=1e-4) for v in moved) and moved[0] != moved[1]
     assert all(len(t.applied) == 1 for t in starts)
     runs = {"start-1": starts[0], "start-2": starts[1]}
-    limit = calibration.other_batch_limit("loss", first, runs)
+    limit = step0.other_batch_limit("loss", first, runs)
     assert limit is not None and "2 draws" in limit.text
     biggest = max(abs(v - first) / abs(first) for v in moved)
-    assert limit.rtol == pytest.approx(calibration.RNG_Z * biggest)
-    assert calibration.other_batch_limit("loss", first, {"rng-1": at_forward}) is None
+    assert limit.rtol == pytest.approx(step0.RNG_Z * biggest)
+    assert step0.other_batch_limit("loss", first, {"rng-1": at_forward}) is None
     # the start draws never widen the ordinary (same first batch) limit
     assert step0_limit("loss", 0.01, first, runs).rtol == 0.01
 
 
 def test_unknown_calibration_modes_are_refused() -> None:
-    from gpu2tpu.harness.probe_calibration import install_calibration
+    from gpu2tpu.record.probe_calibration import install_calibration
 
     for mode in ("start", "start:x", "rng:", "fp16"):
         with pytest.raises(ValueError, match="unknown calibration mode"):
@@ -165,4 +167,4 @@ def test_start_draws_that_moved_nothing_leave_the_seed_rule() -> None:
     """A project whose optimizer is not a torch.optim.Optimizer is never advanced: its start draws
     equal the reference, measure nothing, and the seeds' rule stands."""
     same = _trace(2.0, grad_norm=1.5, steps=1)
-    assert calibration.other_batch_limit("loss", 2.0, {"start-1": same}) is None
+    assert step0.other_batch_limit("loss", 2.0, {"start-1": same}) is None

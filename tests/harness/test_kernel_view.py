@@ -1,5 +1,5 @@
-"""The kernel view (harness/kernel_view.py) on small real processes, and the supervisor's evidence
-lines (harness/kernel_checks.py) on synthetic views."""
+"""The kernel view (record/kernel_view.py) on small real processes, and the supervisor's evidence
+lines (judge/kernel_checks.py) on synthetic views."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from kernel_views import GOLD, HOST, view
 
-from gpu2tpu.harness import perf_samples
-from gpu2tpu.harness.criteria import CriterionResult
-from gpu2tpu.harness.kernel_checks import check_kernel, profile
-from gpu2tpu.harness.kernel_view import AccelChip, HostChip, KernelView, chip_interrupts
-from gpu2tpu.harness.targets import get_target
+from gpu2tpu.judge.criteria import CriterionResult
+from gpu2tpu.judge.kernel_checks import check_kernel, profile
+from gpu2tpu.record import perf_samples
+from gpu2tpu.record.kernel_view import AccelChip, HostChip, KernelView, chip_interrupts
+from gpu2tpu.record.targets import get_target
 from gpu2tpu.sandbox import _descendants
 from gpu2tpu.sandbox.process import clean_env, run_process
 

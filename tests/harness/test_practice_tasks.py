@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gpu2tpu.harness.cli import DEMO_BROKEN, DEMO_TASK
-from gpu2tpu.harness.regrade import IntegrityError, regrade_report
 from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, expected, graded, labelled_migrations, plan
+from gpu2tpu.judge.regrade import IntegrityError, regrade_report
 from gpu2tpu.tasks import TASKS_DIR
 from gpu2tpu.tasks.finder import find_task
 from gpu2tpu.tasks.finder import list_tasks as all_tasks

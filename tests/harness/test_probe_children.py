@@ -1,13 +1,13 @@
 """The probe in a run's forked children (DataLoader and Pool workers): a SIGTERM ends them as it
-would without the probe, and nothing they do writes the run's end (harness/probe.py)."""
+would without the probe, and nothing they do writes the run's end (record/probe.py)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from gpu2tpu.harness.runner import run_probed
-from gpu2tpu.harness.trace import Trace
+from gpu2tpu.record.runner import run_probed
+from gpu2tpu.record.trace import Trace
 from gpu2tpu.sandbox.process import clean_env
 
 # Three steps, then a forked worker that waits on a queue forever, as an idle Pool worker does; the

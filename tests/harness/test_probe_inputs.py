@@ -1,16 +1,16 @@
 """What the probe records as a training forward's inputs when they are not plain tensor arguments
 (a dict of tensors, a list of graph objects), and the loss of a step that shares another's backward
-(harness/probe_inputs.py). Tiny real models run through the probe on the CPU."""
+(record/probe_inputs.py). Tiny real models run through the probe on the CPU."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.harness import criteria
-from gpu2tpu.harness.runner import run_probed
-from gpu2tpu.harness.targets import get_target
-from gpu2tpu.harness.trace import RunRecord, Trace
+from gpu2tpu.judge import criteria
+from gpu2tpu.record.runner import run_probed
+from gpu2tpu.record.targets import get_target
+from gpu2tpu.record.trace import RunRecord, Trace
 from gpu2tpu.sandbox.process import clean_env
 from gpu2tpu.tasks.finder import find_task
 

@@ -18,9 +18,9 @@ import pytest
 
 from gpu2tpu.cli import main
 from gpu2tpu.harness import node_facts
-from gpu2tpu.harness.execution import MANIFEST, write_manifest
 from gpu2tpu.harness.ref_store import COMPLETE, ReferenceStore, local_bundle
-from gpu2tpu.harness.sealed import KEY_ENV, seal
+from gpu2tpu.record.execution import MANIFEST, write_manifest
+from gpu2tpu.record.sealed import KEY_ENV, seal
 
 GPU2TPU = [sys.executable, "-m", "gpu2tpu"]
 TPU_STAND_IN = '{"TPU": 1}'  # each evaluation takes one stand-in chip; each worker node has one
@@ -110,7 +110,7 @@ def test_each_target_asks_ray_for_its_hardware() -> None:
 
     from gpu2tpu.harness.engine import RayOptions
     from gpu2tpu.harness.ray_engine import candidate_resources, reference_resources, task_options
-    from gpu2tpu.harness.targets import get_target
+    from gpu2tpu.record.targets import get_target
     from gpu2tpu.tasks.finder import find_task
 
     spec = dataclasses.replace(find_task("ddp_mlp"), target_chips=4)
@@ -141,8 +141,8 @@ def test_an_evaluation_lost_twice_is_infra_and_written_once(tmp_path: Path) -> N
     from gpu2tpu.harness import ray_engine
     from gpu2tpu.harness.engine import RayOptions
     from gpu2tpu.harness.predictions import read_predictions
-    from gpu2tpu.harness.report import RunLayout
-    from gpu2tpu.harness.targets import get_target
+    from gpu2tpu.record.report import RunLayout
+    from gpu2tpu.record.targets import get_target
     from gpu2tpu.tasks.finder import find_task
 
     class NodeDied(Exception):

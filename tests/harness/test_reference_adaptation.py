@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpu2tpu.harness import execution
-from gpu2tpu.harness.workspace import Workspace
+from gpu2tpu.harness.references import reference_inputs_hash
+from gpu2tpu.record import execution
+from gpu2tpu.record.workspace import Workspace
 
 
 def _task(tmp_path: Path, with_recipe: bool) -> tuple[SimpleNamespace, Workspace]:
@@ -48,30 +49,9 @@ def test_reference_key_ignores_broken_and_alternative_migrations(tmp_path: Path)
                 "migrations/alternatives/y.py"):
         (task / rel).parent.mkdir(parents=True, exist_ok=True)
         (task / rel).write_text("a\n")
-    before = execution.reference_inputs_hash(task)
+    before = reference_inputs_hash(task)
     (task / "migrations/broken/x.yaml").write_text("relabelled\n")
     (task / "migrations/alternatives/y.py").write_text("another\n")
-    assert execution.reference_inputs_hash(task) == before
+    assert reference_inputs_hash(task) == before
     (task / "migrations/gold.py").write_text("changed\n")
-    assert execution.reference_inputs_hash(task) != before
-
-
-def test_reference_key_follows_the_code_that_builds_references(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    # A cached reference whose goal was measured by older harness code is stale (seen: evaluate.py
-    # once ran without the training run's hash seed; cached references kept the wrong accuracies).
-    copies = []
-    (tmp_path / "code").mkdir()
-    (tmp_path / "task").mkdir()
-    for path in execution._REFERENCE_CODE:
-        copy = tmp_path / "code" / path.name
-        copy.write_bytes(path.read_bytes())
-        copies.append(copy)
-    monkeypatch.setattr(execution, "_REFERENCE_CODE", tuple(copies))
-    spec = SimpleNamespace(task_dir=tmp_path / "task")
-    target = SimpleNamespace(name="xla-cpu")
-    before = execution.reference_key(spec, target)  # type: ignore[arg-type]
-    assert execution.reference_key(spec, target) == before  # type: ignore[arg-type]
-    runner = next(c for c in copies if c.name == "runner.py")
-    runner.write_text(runner.read_text() + "# edited\n")
-    assert execution.reference_key(spec, target) != before  # type: ignore[arg-type]
+    assert reference_inputs_hash(task) != before

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from reference_reuse import reuse_references
 
-from gpu2tpu.harness.execution import MANIFEST, reference_key, write_manifest
 from gpu2tpu.harness.ref_store import COMPLETE, local_bundle
-from gpu2tpu.harness.sealed import KEY_ENV, seal
-from gpu2tpu.harness.targets import TARGETS
+from gpu2tpu.harness.references import reference_key
+from gpu2tpu.record.execution import MANIFEST, write_manifest
+from gpu2tpu.record.sealed import KEY_ENV, seal
+from gpu2tpu.record.targets import TARGETS
 from gpu2tpu.tasks.finder import find_task
 
 TASK = "varlen_cls"

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.harness import criteria
 from gpu2tpu.harness.predictions import PredictionError, read_predictions
-from gpu2tpu.harness.runner import run_probed
-from gpu2tpu.harness.targets import get_target
-from gpu2tpu.harness.trace import RunRecord, Trace
-from gpu2tpu.harness.workspace import PatchRejected, apply_patch, check_paths, touched_paths
+from gpu2tpu.judge import criteria
+from gpu2tpu.record.runner import run_probed
+from gpu2tpu.record.targets import get_target
+from gpu2tpu.record.trace import RunRecord, Trace
+from gpu2tpu.record.workspace import PatchRejected, apply_patch, check_paths, touched_paths
 from gpu2tpu.sandbox.process import clean_env, isolated_python, run_process
 from gpu2tpu.tasks.finder import find_task
 
@@ -257,7 +257,7 @@ def test_python_is_this_interpreter() -> None:
 
 def test_probe_that_never_started_is_infra_not_crash() -> None:
     """The harness failing to observe a run (no start record) is not the candidate's crash."""
-    from gpu2tpu.harness.verdict import grade
+    from gpu2tpu.judge.verdict import grade
 
     spec = find_task("cifar_amp")
     refs = [_record([2.0, 1.9]), _record([2.1, 2.0])]
@@ -270,7 +270,7 @@ def test_probe_that_never_started_is_infra_not_crash() -> None:
 
 
 def test_targets_are_one_home() -> None:
-    from gpu2tpu.harness.targets import TARGETS
+    from gpu2tpu.record.targets import TARGETS
 
     assert TARGETS["xla-cpu"].env(4) == {"PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": "4",
                                          "TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "TPU_SKIP_MDS_QUERY": "1"}

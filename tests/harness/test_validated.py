@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu2tpu import rooms
 from gpu2tpu.harness import validated
 from gpu2tpu.harness.validate import expected, plan
 from gpu2tpu.tasks.finder import TASK_DIRS_ENV, add_task_dirs, find_task
@@ -27,29 +28,34 @@ def task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_a_record_holds_until_the_task_or_the_grading_code_changes(task: Path):
     spec = load_spec(task)
-    grading = validated.grading_code_hash()
-    assert validated.changed(spec, grading) == "never validated"
-    validated.write(spec, grading, migrations=5, wall_s=12.3)
+    assert validated.changed(spec) == "never validated"
+    validated.write(spec, migrations=5, wall_s=12.3, how="ran")
     record = json.loads((task / VALIDATED_FILE).read_text())
     assert record["content_hash"] == spec.content_hash and record["migrations"] == 5
+    assert record["recorder"] == rooms.recorder_hash() and record["judge"] == rooms.judge_hash()
     assert load_spec(task).content_hash == spec.content_hash  # the record is not part of the task
-    assert validated.changed(load_spec(task), grading) is None
-    assert validated.changed(load_spec(task), "0" * 64) == "the grading code changed since it was validated"
+    assert validated.changed(load_spec(task)) is None and not validated.judge_only(load_spec(task))
+    assert validated.changed(load_spec(task), recorder="0" * 64).startswith("the recording code")
+    assert validated.changed(load_spec(task), judge="0" * 64).startswith("the judging code")
     (task / "migrations" / "broken" / "dynamic_padding.yaml").write_text("category: crash\n")
-    assert validated.changed(load_spec(task), grading) == "the task's files changed since it was validated"
+    assert validated.changed(load_spec(task)) == "the task's files changed since it was validated"
+
+
+def test_a_judge_change_alone_is_re_graded_a_recorder_change_is_run(task: Path):
+    spec = load_spec(task)
+    validated.write(spec, migrations=5, wall_s=12.3, how="ran")
+    record = json.loads((task / VALIDATED_FILE).read_text())
+    (task / VALIDATED_FILE).write_text(json.dumps({**record, "judge": "0" * 64}))
+    assert validated.judge_only(spec)
+    (task / VALIDATED_FILE).write_text(json.dumps({**record, "judge": "0" * 64, "recorder": "1" * 64}))
+    assert not validated.judge_only(spec)
 
 
 def test_ci_grades_every_gold_and_the_whole_suite_of_changed_tasks(task: Path):
-    validated.write(load_spec(task), validated.grading_code_hash(), migrations=5, wall_s=1.0)
+    validated.write(load_spec(task), migrations=5, wall_s=1.0, how="ran")
     gold_only, whole = plan(["varlen_cls", "charlm"], changed_only=True)
     assert gold_only == {"varlen_cls"} and set(whole) == {"charlm"}
     assert plan(["varlen_cls"], changed_only=False) == (frozenset(), {"varlen_cls": "asked for"})
-
-
-def test_grading_code_covers_the_harness_sandbox_and_task_machinery_not_the_front_ends():
-    names = {f"{p.parent.name}/{p.name}" for p in validated.grading_files()}
-    assert {"harness/criteria.py", "sandbox/__init__.py", "tasks/recipe.py", "tasks/task_kit.py"} <= names
-    assert not names & {"harness/validate.py", "harness/cli.py", "tasks/cli.py"}
 
 
 def test_labels_match_in_any_order_and_unknown_criteria_say_so():
@@ -64,13 +70,13 @@ def test_validate_builds_later_tasks_references_while_the_first_is_graded(
     import threading
 
     from gpu2tpu.cli import main
-    from gpu2tpu.harness import execution
+    from gpu2tpu.harness import references
     from gpu2tpu.harness import validate as validate_module
 
     asked: list[str] = []
     second = threading.Event()
 
-    def references(spec, target, progress):
+    def fake_references(spec, target, progress):
         asked.append(spec.task_id)
         second.set()
         return "key", tmp_path
@@ -81,7 +87,7 @@ def test_validate_builds_later_tasks_references_while_the_first_is_graded(
         seen_while_grading[task_ids[0]] = second.wait(30)
         return [], {}, {"evaluations": [], "counts": {}, "errors": []}
 
-    monkeypatch.setattr(execution, "ensure_references", references)
+    monkeypatch.setattr(references, "ensure_references", fake_references)
     monkeypatch.setattr(validate_module, "validate", grade)
     assert main(["validate", "--tasks", "varlen_cls", "charlm", "--runs", str(tmp_path / "runs"),
                  "--run-id", "r", "--no-record"]) == 0

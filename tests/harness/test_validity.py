@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness import calibration, criteria
-from gpu2tpu.harness.criteria import CRITERION_NAMES
-from gpu2tpu.harness.runner import run_probed
-from gpu2tpu.harness.targets import get_target
-from gpu2tpu.harness.trace import RunRecord, Trace
-from gpu2tpu.harness.verdict import grade
+from gpu2tpu.judge import criteria, step0
+from gpu2tpu.judge.criteria import CRITERION_NAMES
+from gpu2tpu.judge.verdict import grade
+from gpu2tpu.record.runner import run_probed
+from gpu2tpu.record.targets import get_target
+from gpu2tpu.record.trace import RunRecord, Trace
 from gpu2tpu.sandbox.process import clean_env
 from gpu2tpu.tasks.finder import TASK_DIRS_ENV, add_task_dirs, find_task
 
@@ -390,7 +390,7 @@ def test_step0_is_judged_by_the_seed_spread_where_the_gold_trains_on_another_fir
     assert _step0_loss_ok(grade(spec, target, refs, gold_other_batch, _with_step0(base, 18.4, 2.5)))
     beyond_seeds = 23.3 * (1 + 1.5 * (23.3 - 15.4) / 23.3)
     assert _step0_loss_ok(grade(spec, target, refs, gold_other_batch, _with_step0(base, beyond_seeds, 2.5)))
-    limit = calibration.RNG_Z * (23.3 - 15.4) / 23.3
+    limit = step0.RNG_Z * (23.3 - 15.4) / 23.3
     assert not _step0_loss_ok(grade(spec, target, refs, gold_other_batch,
                                     _with_step0(base, 23.3 * (1 + 1.1 * limit), 2.5)))
     gold_same_batch = _with_step0(base, 23.3, 1.0)
@@ -412,7 +412,7 @@ def test_step0_on_another_batch_is_judged_by_the_start_draws_where_the_reference
     verdict = grade(spec, target, refs, gold, cand, starts)
     assert not _step0_loss_ok(verdict)
     line = next(e for e in verdict["criteria"]["numerics"]["evidence"] if e["text"].startswith("step-0 loss"))
-    assert line["limit"] == pytest.approx(calibration.RNG_Z * 0.05) and "4 draws" in line["text"]
+    assert line["limit"] == pytest.approx(step0.RNG_Z * 0.05) and "4 draws" in line["text"]
     assert _step0_loss_ok(grade(spec, target, refs, gold, _with_step0(base, 23.3 * 1.1, 2.5), starts))
 
 
@@ -569,8 +569,8 @@ def test_extra_reads_in_every_step_are_host_sync_where_the_gold_reads_every_step
 
 
 def test_a_changed_configuration_is_named_before_the_reads_it_moved() -> None:
-    from gpu2tpu.harness.criteria import CriterionResult
-    from gpu2tpu.harness.verdict import combine
+    from gpu2tpu.judge.criteria import CriterionResult
+    from gpu2tpu.judge.verdict import combine
 
     results = {n: CriterionResult(n) for n in CRITERION_NAMES}
     results["performance"].check(False, "host reads in 60% of 20 steps", "host_sync")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpu2tpu.harness.criteria import CRITERION_NAMES
+from gpu2tpu.judge.criteria import CRITERION_NAMES
 from gpu2tpu.leaderboard.criteria_sql import expand_criteria
 from gpu2tpu.leaderboard.queries import SQL_DIR, VIEWS, run_view
 from gpu2tpu.leaderboard.schema import open_writable

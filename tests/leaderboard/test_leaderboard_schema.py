@@ -147,7 +147,7 @@ def test_every_target_prices() -> None:
     """Every target resolves to a price: the emulated one by its own row, a TPU target by the
     generation its host reports (node.json); a TPU run with no TPU generation is refused."""
     from gpu2tpu.harness.node_facts import tpu_generation
-    from gpu2tpu.harness.targets import TARGETS
+    from gpu2tpu.record.targets import TARGETS
 
     table = prices.load_prices()
     for name, target in TARGETS.items():

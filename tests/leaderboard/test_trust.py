@@ -10,10 +10,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu2tpu.harness.report import KERNEL, SCAN, hash_file
 from gpu2tpu.leaderboard.ingest import SELF_REPORTED, VERIFIED, submit
 from gpu2tpu.leaderboard.queries import run_view
 from gpu2tpu.leaderboard.runfiles import SubmissionRefused
+from gpu2tpu.record.report import KERNEL, SCAN, hash_file
 
 
 def meta(tmp: Path, *agents: str) -> Path:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpu2tpu.harness.workspace import diff_dirs
+from gpu2tpu.record.workspace import diff_dirs
 from gpu2tpu.tasks.spec import RunSpec
 
 # Rewrites one trace record as a migration on the XLA device would have written it: devices,

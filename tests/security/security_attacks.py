@@ -11,7 +11,7 @@ import socket
 import threading
 from pathlib import Path
 
-from gpu2tpu.harness.workspace import diff_dirs
+from gpu2tpu.record.workspace import diff_dirs
 from gpu2tpu.tasks.spec import RunSpec
 
 # Runs inside the candidate's process; reports what it managed on stderr as one ATTACK line.

@@ -22,9 +22,9 @@ from security_attacks import (
 
 from gpu2tpu.cache import cache_root
 from gpu2tpu.harness.evaluate import evaluate_predictions
-from gpu2tpu.harness.execution import verify_manifest
-from gpu2tpu.harness.regrade import regrade_report
-from gpu2tpu.harness.workspace import diff_dirs
+from gpu2tpu.judge.regrade import regrade_report
+from gpu2tpu.record.execution import verify_manifest
+from gpu2tpu.record.workspace import diff_dirs
 from gpu2tpu.tasks.finder import find_task
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
@@ -182,9 +182,9 @@ def test_stray_child_ends_at_the_time_limit(tmp_path: Path) -> None:
 
 def test_poisoned_cache_is_rebuilt_and_poisoned_run_refused(attacked: dict, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpu2tpu.harness.execution import copy_references, ensure_references
-    from gpu2tpu.harness.regrade import IntegrityError
-    from gpu2tpu.harness.targets import get_target
+    from gpu2tpu.harness.references import copy_references, ensure_references
+    from gpu2tpu.judge.regrade import IntegrityError
+    from gpu2tpu.record.targets import get_target
 
     report = attacked["reports"]["gold"]
     key = report["reference"]["id"]
@@ -217,7 +217,7 @@ def test_poisoned_cache_is_rebuilt_and_poisoned_run_refused(attacked: dict, tmp_
 
 
 def test_bytecode_in_a_task_changes_its_hash_and_never_reaches_evaluate(tmp_path: Path) -> None:
-    from gpu2tpu.harness.sealed import SOURCES_ONLY
+    from gpu2tpu.record.sealed import SOURCES_ONLY
     from gpu2tpu.tasks.spec import task_content_hash
 
     spec = find_task("cifar_amp")

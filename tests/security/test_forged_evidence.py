@@ -1,7 +1,7 @@
 """Issue 21: in-process records are claims. Migrations of cifar_amp whose training never leaves the
 CPU rewrite what the probe writes (devices, XLA counters, runtime facts) so that every in-process
 line passes; written to slip past a static scan (forged_evidence_attacks.py). The supervisor's
-kernel view (harness/kernel_view.py), recorded from outside the process, must contradict them;
+kernel view (record/kernel_view.py), recorded from outside the process, must contradict them;
 correct migrations must not be flagged. Graded end to end with `evaluate` on the XLA CPU device
 (minutes)."""
 
@@ -15,11 +15,11 @@ import pytest
 from forged_evidence_attacks import DUMMY_XLA_WORK, GC_FILTER, PIPE_RELAY, forged_patch
 from security_attacks import prediction
 
-from gpu2tpu.harness.calibration import CALIBRATION
 from gpu2tpu.harness.evaluate import evaluate_predictions
-from gpu2tpu.harness.regrade import regrade_report
-from gpu2tpu.harness.report import KERNEL, SCAN, TRACE, ReportError
-from gpu2tpu.harness.workspace import apply_patch
+from gpu2tpu.judge.regrade import regrade_report
+from gpu2tpu.record.calibration import CALIBRATION
+from gpu2tpu.record.report import KERNEL, SCAN, TRACE, ReportError
+from gpu2tpu.record.workspace import apply_patch
 from gpu2tpu.tasks.finder import find_task
 
 ATTACKS = ("gc_filter", "pipe_relay", "dummy_xla_work")
@@ -189,7 +189,7 @@ def test_a_run_recorded_before_the_scan_still_regrades(graded: dict, tmp_path: P
 
 def test_an_edited_calibration_trace_is_refused_and_an_unlisted_one_not_read(graded: dict,
                                                                             tmp_path: Path) -> None:
-    """The calibration runs widen the step-0 limit (harness/calibration.py): a submitter who moves
+    """The calibration runs widen the step-0 limit (record/calibration.py): a submitter who moves
     their step-0 values far from the reference's would widen it to pass. A listed trace edited after
     the run is refused; one left on disk but unlisted is not read, so the floor stands."""
     path = graded["reports"]["gold"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gpu2tpu.harness.criteria import CriterionResult
-from gpu2tpu.harness.invariants import check_integrity
-from gpu2tpu.harness.runner import run_probed
-from gpu2tpu.harness.trace import Trace
+from gpu2tpu.judge.criteria import CriterionResult
+from gpu2tpu.judge.invariants import check_integrity
+from gpu2tpu.record.runner import run_probed
+from gpu2tpu.record.trace import Trace
 from gpu2tpu.sandbox.process import clean_env
 
 # Trains honestly on the CPU for two steps, then replays "a better run" into every pipe it holds.

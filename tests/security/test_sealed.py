@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu2tpu.harness import sealed
-from gpu2tpu.harness.execution import MANIFEST, verify_manifest, write_manifest
+from gpu2tpu.record import sealed
+from gpu2tpu.record.execution import MANIFEST, verify_manifest, write_manifest
 from gpu2tpu.tasks.finder import find_task
 from gpu2tpu.tasks.spec import task_content_hash
 

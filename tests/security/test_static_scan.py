@@ -1,4 +1,4 @@
-"""The static scan of what a migration adds (harness/tamper_scan.py): each rule flags what a migration
+"""The static scan of what a migration adds (record/tamper_scan.py): each rule flags what a migration
 never needs, obfuscated or not, and leaves comments, prose and what research code really does
 alone; every shipped migration scans clean except the one labelled tampered; and an attack that
 walks the heap for the probe's Recorder is graded `tampered` with its line quoted, also when
@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from security_attacks import prediction, project_copy
 
-from gpu2tpu.harness.criteria import CriterionResult
-from gpu2tpu.harness.report import SCAN
-from gpu2tpu.harness.tamper_rules import RULES
-from gpu2tpu.harness.tamper_scan import added_lines, check_scan, scan_patch
 from gpu2tpu.harness.validate import Labelled, labelled_migrations
-from gpu2tpu.harness.workspace import apply_patch, diff_dirs, original_tree
+from gpu2tpu.judge.criteria import CriterionResult
+from gpu2tpu.judge.scan_checks import check_scan
+from gpu2tpu.record.report import SCAN
+from gpu2tpu.record.tamper_rules import RULES
+from gpu2tpu.record.tamper_scan import added_lines, scan_patch
+from gpu2tpu.record.workspace import apply_patch, diff_dirs, original_tree
 from gpu2tpu.tasks.finder import find_task, list_tasks
 
 
@@ -319,7 +320,7 @@ def _copy_run(report_path: Path, dest: Path) -> Path:
 def test_gc_walk_filter_is_graded_tampered_with_its_line_quoted(gc_walk: Path) -> None:
     """A real evaluation grades it tampered on the static scan's evidence, and so does
     `gpu2tpu report`."""
-    from gpu2tpu.harness.regrade import regrade_report
+    from gpu2tpu.judge.regrade import regrade_report
 
     report = json.loads(gc_walk.read_text())
     verdict = report["verdict"]
@@ -338,8 +339,8 @@ def test_an_unlisted_scan_is_not_read(gc_walk: Path, tmp_path: Path) -> None:
     """A clean scan.json copied over the flagged one fails its hash; taken out of report.json's
     list as well, it is not read, and a scan missing from a run whose harness keeps scans (its
     kernel views are listed) is a failing line, not a silent pass."""
-    from gpu2tpu.harness.regrade import regrade_report
-    from gpu2tpu.harness.report import ReportError
+    from gpu2tpu.judge.regrade import regrade_report
+    from gpu2tpu.record.report import ReportError
 
     copy = _copy_run(gc_walk, tmp_path)
     saved = json.loads((copy.parent / SCAN).read_text())
@@ -362,8 +363,8 @@ def test_a_run_recorded_before_the_scan_regrades_with_the_evidence_absent(gc_wal
                                                                          tmp_path: Path) -> None:
     """Neither scan.json nor any kernel view (the harness kept neither then): one passing line
     says the static-scan evidence is absent, as the supervisor's says its own is."""
-    from gpu2tpu.harness.regrade import regrade_report
-    from gpu2tpu.harness.report import KERNEL
+    from gpu2tpu.judge.regrade import regrade_report
+    from gpu2tpu.record.report import KERNEL
 
     copy = _copy_run(gc_walk, tmp_path)
     report = json.loads(copy.read_text())

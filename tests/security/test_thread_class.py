@@ -1,13 +1,13 @@
-"""A thread's class in the kernel view (harness/kernel_checks.py) is the graded code's to shape:
+"""A thread's class in the kernel view (judge/kernel_checks.py) is the graded code's to shape:
 whatever class its threads fall in, eager work on the host stays host tensor compute."""
 
 from __future__ import annotations
 
 from kernel_views import GOLD, view
 
-from gpu2tpu.harness.criteria import CriterionResult
-from gpu2tpu.harness.kernel_checks import check_kernel, profile
-from gpu2tpu.harness.targets import get_target
+from gpu2tpu.judge.criteria import CriterionResult
+from gpu2tpu.judge.kernel_checks import check_kernel, profile
+from gpu2tpu.record.targets import get_target
 
 
 def test_eager_workers_that_enter_xla_now_and_then_are_still_host_compute() -> None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpu2tpu.harness.criteria import CriterionResult
-from gpu2tpu.harness.runner import run_probed
-from gpu2tpu.harness.timing import check_times
-from gpu2tpu.harness.trace import RunRecord, Trace
+from gpu2tpu.judge.criteria import CriterionResult
+from gpu2tpu.judge.timing import check_times
+from gpu2tpu.record.runner import run_probed
+from gpu2tpu.record.trace import RunRecord, Trace
 from gpu2tpu.sandbox.process import clean_env
 
 TRAIN = """

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu2tpu.harness.criteria import CATEGORIES, CRITERIA, CRITERION_NAMES, CriterionResult, Inputs
-from gpu2tpu.harness.targets import Target
-from gpu2tpu.harness.trace import RunRecord, Trace
+from gpu2tpu.judge.criteria import CATEGORIES, CRITERIA, CRITERION_NAMES, CriterionResult, Inputs
+from gpu2tpu.record.targets import Target
+from gpu2tpu.record.trace import RunRecord, Trace
 from gpu2tpu.tasks.spec import RunSpec
 
 _STOPS_RUN = ("patch_rejected", "crash", "timeout")

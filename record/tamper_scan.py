@@ -15,18 +15,12 @@ import ast
 import codecs
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gpu2tpu.harness import tamper_rules as rules
-
-if TYPE_CHECKING:
-    from gpu2tpu.harness.criteria import CriterionResult
+from gpu2tpu.record import tamper_rules as rules
+from gpu2tpu.record.report import SCAN_SCHEMA
 
 SOURCE = "static-scan"
-MAX_LINES = 20  # evidence lines per evaluation; scan.json keeps every finding
-
-
-
 
 
 def added_lines(patch: str) -> dict[str, set[int]]:
@@ -84,39 +78,8 @@ def scan_patch(patch: str, project: Path, original: Path | None = None) -> dict[
                 findings.append({"file": rel, "line": line, "code": lines[line - 1].strip()[:200],
                                  "rule": rule, "detail": detail, "what": rules.BY_ID[rule].what,
                                  "why": rules.BY_ID[rule].why})
-    return {"schema_version": 1, "source": SOURCE, "files": len(added), "added_lines": count,
+    return {"schema_version": SCAN_SCHEMA, "source": SOURCE, "files": len(added), "added_lines": count,
             "findings": findings}
-
-
-def check_scan(res: CriterionResult, scan: dict[str, Any] | None, expected: bool = False) -> None:
-    """One `tampered` line per finding of the evaluation's saved scan. Without one (`scan` None: no
-    scan.json, or one report.json does not list), one line saying the evidence is absent: passing
-    for a run recorded before the harness kept scans, failing where the harness that recorded the
-    run keeps one (`expected`), as a kernel view's absence is worded (kernel_checks.py)."""
-    if scan is None:
-        res.check(not expected, f"source: {SOURCE}: no scan of this run's patch" + (
-            " although the harness that recorded it keeps one (its kernel views are listed): "
-            "the evaluation is incomplete" if expected
-            else " (recorded before the harness kept one): static-scan evidence absent"),
-            "infra", source=SOURCE)
-        return
-    findings = scan.get("findings")
-    if not isinstance(findings, list):
-        res.check(False, f"source: {SOURCE}: scan.json holds no list of findings: not a scan this "
-                  "harness wrote; the evaluation is incomplete", "infra", source=SOURCE)
-        return
-    findings = [f if isinstance(f, dict) else {"code": str(f)[:200]} for f in findings]
-    for f in findings[:MAX_LINES]:
-        res.check(False, f"source: {SOURCE}: {f.get('file')}:{f.get('line')} adds `{f.get('code')}`: "
-                  f"{f.get('what')} ({f.get('detail')}); {f.get('why')}", "tampered")
-        res.evidence[-1].update(source=SOURCE, rule=f.get("rule"))
-    if len(findings) > MAX_LINES:
-        res.check(False, f"source: {SOURCE}: {len(findings) - MAX_LINES} more findings in scan.json",
-                  "tampered")
-    if not findings:
-        res.check(True, f"source: {SOURCE}: {scan.get('added_lines')} added lines hold nothing a "
-                  "migration never needs", "tampered")
-    res.evidence[-1]["source"] = SOURCE
 
 
 def _git_lines(path: Path) -> list[str]:

@@ -11,7 +11,7 @@ import torch
 from torch.utils._pytree import tree_leaves  # in every torch 2.x, which the optimizer hooks need
 
 if TYPE_CHECKING:
-    from gpu2tpu.harness.probe import Recorder
+    from gpu2tpu.record.probe import Recorder
 
 
 def top_level_tensor(args: tuple, kwargs: dict) -> torch.Tensor | None:

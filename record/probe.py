@@ -24,10 +24,10 @@ from typing import Any
 import torch
 
 if __package__:  # imported from the gpu2tpu package
-    from gpu2tpu.harness import probe_calibration as _calibration
-    from gpu2tpu.harness import probe_counters as _counters
-    from gpu2tpu.harness import probe_hooks as _hooks
-    from gpu2tpu.harness import probe_inputs as _inputs
+    from gpu2tpu.record import probe_calibration as _calibration
+    from gpu2tpu.record import probe_counters as _counters
+    from gpu2tpu.record import probe_hooks as _hooks
+    from gpu2tpu.record import probe_inputs as _inputs
 else:  # run as a script: its parts lie beside it (gpu2tpu_probe_*.py in a run's workspace)
     try:
         import gpu2tpu_probe_calibration as _calibration
@@ -54,7 +54,7 @@ ENV_KEYS = ("PJRT_DEVICE", "CPU_NUM_DEVICES", "XLA_USE_SPMD", "CUDA_VISIBLE_DEVI
             "WORLD_SIZE", "RANK", "LOCAL_RANK", "XLA_FLAGS")
 IMPL_FLAGS = ("foreach", "fused", "capturable", "differentiable")
 ACCELERATOR_TYPES = ("xla", "tpu", "cuda")  # torch device types that name the run's backend
-CALIBRATE_ENV = "GPU2TPU_CALIBRATE"  # harness/calibration.py sets it, for calibration runs only
+CALIBRATE_ENV = "GPU2TPU_CALIBRATE"  # record/calibration.py sets it, for calibration runs only
 INIT_VALUES = ("input_sum", "input_sumsq", "input_wsum", "input_wsumsq")
 
 
@@ -367,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     install_hooks(rec)
     harness_seed(rec)
     calibrate = os.environ.pop(CALIBRATE_ENV, "")
-    if calibrate:  # a reference's calibration run (harness/calibration.py): its first step only
+    if calibrate:  # a reference's calibration run (record/calibration.py): its first step only
         _calibration.install_calibration(rec, calibrate)
 
     probe_pid = os.getpid()

@@ -5,11 +5,11 @@ The sandbox (sandbox/__init__.py) shows an observer the run's process tree every
 reads, from /proc, each process's parent, executable and threads (CPU time per thread, first and
 last seen), the code it has mapped (the XLA / TPU runtime libraries, identified by file identity,
 not by name; anonymous executable mappings, which a JIT creates) and the device files it holds
-open; and, where the kernel allows (harness/perf_samples.py), it samples where every thread's CPU
+open; and, where the kernel allows (record/perf_samples.py), it samples where every thread's CPU
 time goes: each sample's instruction pointer is mapped to the code it was in (XLA's runtime, its
 JIT code, PyTorch's eager kernels, the interpreter, the kernel, ...). A `ChipView` adds the
 accelerator's own view where the hardware offers one. The criteria compare the result with the
-gold migration's kernel view (harness/kernel_checks.py).
+gold migration's kernel view (judge/kernel_checks.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from gpu2tpu.harness import perf_samples
+from gpu2tpu.record import perf_samples
 
 SCHEMA_VERSION = 1
 KERNEL_SPACE = 1 << 63  # instruction pointers at or above this are the kernel's
@@ -48,7 +48,7 @@ class ChipView(Protocol):
 
 class HostChip:
     """The emulated target's chip is this machine's CPU running XLA's code: its activity is the
-    CPU time sampled in XLA's runtime and JIT code (harness/kernel_checks.py), and it has no
+    CPU time sampled in XLA's runtime and JIT code (judge/kernel_checks.py), and it has no
     device file."""
 
     name = "xla-cpu"

@@ -1,5 +1,5 @@
 """The supervisor's evidence lines: what the kernel saw of a run (kernel.json, written from outside
-the graded process by harness/kernel_view.py) against what the run's own records claim.
+the graded process by record/kernel_view.py) against what the run's own records claim.
 
 Where the CPU time went decides, measured against the gold migration's own kernel view on the
 same task and hardware, with the task's time budget as the tolerance (the same factor the
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gpu2tpu.harness.criteria import CriterionResult
-    from gpu2tpu.harness.targets import Target
+    from gpu2tpu.judge.criteria import CriterionResult
+    from gpu2tpu.record.targets import Target
 
 SUPERVISOR, IN_PROCESS = "supervisor", "in-process"
 PYTHON_SHARE = 0.05  # a thread with at least this share of its samples in the interpreter runs Python

@@ -1,4 +1,4 @@
-"""Calibration runs of the probe (harness/calibration.py): the reference's first optimizer step
+"""Calibration runs of the probe (record/calibration.py): the reference's first optimizer step
 again, on the same initial weights and the same first batch, with one thing changed.
 
 - `rng:K`: the random generators are advanced by K blocks at the model's first training forward,
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 if TYPE_CHECKING:
-    from gpu2tpu.harness.probe import Recorder
+    from gpu2tpu.record.probe import Recorder
 
 RNG_BLOCK = 1009  # random numbers drawn per block of advance
 

@@ -3,39 +3,45 @@
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
-from gpu2tpu import __version__, sandbox
-from gpu2tpu.cache import cache_root
-from gpu2tpu.harness.calibration import (
+from gpu2tpu.record.calibration import (
     CALIBRATE_ENV,
     CALIBRATION,
     moves_step0,
     start_variants,
     variants,
 )
-from gpu2tpu.harness.first_batch import gold_first_batch_deviation
-from gpu2tpu.harness.kernel_view import observer_for
-from gpu2tpu.harness.report import GOAL, GOLD, KERNEL, PROCESS, TRACE, hash_file, seed_dir, write_json
-from gpu2tpu.harness.runner import PROBE_FILES, provenance, run_probed
-from gpu2tpu.harness.sealed import SOURCES_ONLY, is_sealed, seal, snapshot_sources
-from gpu2tpu.harness.targets import Target, reference_env
-from gpu2tpu.harness.trace import Trace
-from gpu2tpu.harness.workspace import Workspace, apply_patch, fresh_copy
+from gpu2tpu.record.first_batch import gold_first_batch_deviation
+from gpu2tpu.record.kernel_view import observer_for
+from gpu2tpu.record.report import (
+    GOAL,
+    GOLD,
+    KERNEL,
+    MANIFEST_SCHEMA,
+    PROCESS,
+    RUN_FILE_SCHEMA,
+    TRACE,
+    hash_file,
+    seed_dir,
+    write_json,
+)
+from gpu2tpu.record.runner import provenance, run_probed
+from gpu2tpu.record.sealed import SOURCES_ONLY, snapshot_sources
+from gpu2tpu.record.targets import Target, reference_env
+from gpu2tpu.record.trace import Trace
+from gpu2tpu.record.workspace import Workspace, apply_patch, fresh_copy
 from gpu2tpu.sandbox.process import budget_record, clean_env, confinement, isolated_python, run_process
-from gpu2tpu.tasks import TASKS_DIR
 from gpu2tpu.tasks.materialise import migration_patch, original_tree
 from gpu2tpu.tasks.recipe import apply_recipe
-from gpu2tpu.tasks.spec import VALIDATED_FILE, RunSpec, task_content_hash
+from gpu2tpu.tasks.spec import RunSpec, task_content_hash
 
 Progress = Callable[[str], None]
 MODEL_STATE = "gpu2tpu_model_state.pt"  # beside the project tree, written by the probe
@@ -92,7 +98,7 @@ def run_setup(spec: RunSpec, ws: Workspace, seed: int,
 
 def run_calibration(spec: RunSpec, building: Path, progress: Progress,
                     runs: list[tuple[str, str]] | None = None) -> None:
-    """The reference's first step again under each calibration variant (harness/calibration.py;
+    """The reference's first step again under each calibration variant (record/calibration.py;
     `runs`, default `variants(spec)`), into building/calibration/<variant>/. A variant that fails
     only leaves its tolerance at the task's floor: it never fails the bundle. Where a series' first
     draw moves nothing (a deterministic step 0), its other draws are not run."""
@@ -115,7 +121,7 @@ def run_calibration(spec: RunSpec, building: Path, progress: Progress,
                                 probe_dir=ws.root)
         finally:
             ws.cleanup()
-        write_json(out_dir / PROCESS, {"schema_version": 1, **provenance(), "mode": mode,
+        write_json(out_dir / PROCESS, {"schema_version": RUN_FILE_SCHEMA, **provenance(), "mode": mode,
                                        "exit_code": result.exit_code, "timed_out": result.timed_out,
                                        "wall_s": round(result.wall_s, 3),
                                        "reference_adapted_by": adapted})
@@ -131,34 +137,52 @@ def trains_on_another_batch(spec: RunSpec, building: Path) -> bool:
     return gold_first_batch_deviation(ref, gold) > spec.tolerances.init_input_tol
 
 
+def time_limit(spec: RunSpec, gold_wall_s: float | None = None,
+               override_s: float | None = None) -> dict[str, Any]:
+    """A run's time limit and where it came from, recorded in its process.json (the judge reads
+    it and never recomputes it, so `evaluate`, `report` and the leaderboard name a stop alike):
+    `gold` (time_limit_gold_factor x the gold's wall time: a run stopped there is slow), `task`
+    (the task's timeout_s cap: a run stopped there hung) or `--timeout` (the caller's cap)."""
+    own = spec.time_limit(gold_wall_s)
+    if override_s is not None and override_s < own:
+        return {"time_s": float(override_s), "from": "--timeout"}
+    if own < spec.timeout_s:
+        factor = max(spec.performance.time_limit_gold_factor, spec.performance.step_time_budget)
+        return {"time_s": own, "from": "gold", "gold_wall_s": gold_wall_s, "gold_factor": factor}
+    return {"time_s": spec.timeout_s, "from": "task"}
+
+
 def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
-                   target: Target | None, adapted: str | None = None) -> dict:
-    """Run the task command in `ws` under the probe, then the harness-owned goal metric.
+                   target: Target | None, adapted: str | None = None,
+                   limit: dict[str, Any] | None = None) -> dict:
+    """Run the task command in `ws` under the probe, then the harness-owned goal metric, within
+    `limit` (`time_limit`; default the task's own cap).
 
     Writes trace.jsonl, stdout.log, stderr.log, process.json, kernel.json (what the kernel saw of
-    the run, recorded from outside it: harness/kernel_view.py) and goal.json into `out_dir`."""
+    the run, recorded from outside it: record/kernel_view.py) and goal.json into `out_dir`."""
     env, command = run_setup(spec, ws, seed, target)
     model = ws.root / MODEL_STATE if spec.checkpoint is None else None
     workdir = ws.project / spec.workdir
     kernel = observer_for(target)
+    limit = limit or time_limit(spec)
     # evaluate.py and its task files are copied, and checked against the task's hash, before the
     # candidate starts: nothing it could have touched is read afterwards
     sources = snapshot_sources(spec.task_dir, spec.content_hash, task_content_hash)
     try:
-        result = run_probed(command, workdir, out_dir, env, spec.timeout_s,
+        result = run_probed(command, workdir, out_dir, env, float(limit["time_s"]),
                             probe_dir=ws.root, save_model=model, observer=kernel)
         goal = measure_goal(spec, ws, out_dir, sources)
     finally:
         shutil.rmtree(sources.parent, ignore_errors=True)
     write_json(out_dir / KERNEL, {**kernel.result(), **provenance()})
-    process = {"schema_version": 1, **provenance(), "exit_code": result.exit_code,
+    process = {"schema_version": RUN_FILE_SCHEMA, **provenance(), "exit_code": result.exit_code,
                "timed_out": result.timed_out, "wall_s": round(result.wall_s, 3),
                "cpu_s": round(result.cpu_s, 3) if result.cpu_s is not None else None,
                "others_cpu_share": result.others_share,
                "sandbox": result.sandbox, "output_truncated": list(result.truncated),
                "target": target.name if target else None,
                "seed": seed, "cwd": os.path.realpath(workdir), "reference_adapted_by": adapted,
-               **budget_record(result)}
+               "time_limit": limit, **budget_record(result)}
     write_json(out_dir / PROCESS, process)
     write_json(out_dir / GOAL, goal)
     return process
@@ -166,11 +190,11 @@ def run_and_record(spec: RunSpec, ws: Workspace, out_dir: Path, seed: int,
 
 def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path, sources: Path) -> dict:
     """The task's evaluate.py on the checkpoint (`isolated_python`), from a fresh copy of
-    `sources` (the task's sources, taken before the run: harness/sealed.py), sandboxed with only
+    `sources` (the task's sources, taken before the run: record/sealed.py), sandboxed with only
     that copy writable. Upstream
     tasks also get a fresh copy of the pristine, prepared tree (`--project`)."""
     checkpoint = ws.project / spec.checkpoint if spec.checkpoint else ws.root / MODEL_STATE
-    base = {"schema_version": 1, **provenance(), "metric": spec.goal.metric, "value": None}
+    base = {"schema_version": RUN_FILE_SCHEMA, **provenance(), "metric": spec.goal.metric, "value": None}
     inside = checkpoint.resolve().is_relative_to(ws.root.resolve())
     if not checkpoint.is_file() or checkpoint.is_symlink() or not inside:
         what = spec.checkpoint or "the trained model's state_dict (saved by the probe)"
@@ -203,57 +227,14 @@ def measure_goal(spec: RunSpec, ws: Workspace, out_dir: Path, sources: Path) -> 
 
 
 MANIFEST = "manifest.json"
-
-
-def reference_inputs_hash(task_dir: Path) -> str:
-    """SHA-256 over the task files a reference bundle depends on: everything but the broken and
-    alternative migrations, their labels and validated.json (editing those does not rebuild the
-    references)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in task_dir.rglob("*") if p.is_file()):
-        rel = path.relative_to(task_dir).as_posix()
-        if not rel.startswith(("migrations/broken/", "migrations/alternatives/")) and rel != VALIDATED_FILE:
-            digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-# The code that produces a reference bundle: editing any of it (how evaluate.py is started, the
-# probe, the sandbox, recipes) rebuilds cached references instead of reusing stale goal values.
-_REFERENCE_CODE = (
-    *PROBE_FILES,
-    *(Path(__file__).with_name(n) for n in ("execution.py", "runner.py", "sealed.py", "kernel_view.py",
-                                            "perf_samples.py", "workspace.py", "targets.py",
-                                            "calibration.py", "first_batch.py")),
-    *(Path(sandbox.__file__).with_name(n) for n in ("__init__.py", "view.py", "budget.py", "process.py")),
-    *(TASKS_DIR / n for n in ("recipe.py", "sources.py", "materialise.py", "task_kit.py")))
-
-
-def reference_code_hash() -> str:
-    digest = hashlib.sha256()
-    for path in _REFERENCE_CODE:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def reference_key_parts(spec: RunSpec, target: Target) -> dict[str, str | None]:
-    """What a reference bundle is keyed by (recorded in its `complete` file, so a pool that builds
-    references elsewhere, a CUDA host for instance, can be checked part by part)."""
-    return {"task": reference_inputs_hash(spec.task_dir), "target": target.name, "harness": __version__,
-            "code": reference_code_hash(),
-            "python": sys.version.split()[0], "reference_device": reference_device(),
-            **runtime_versions()}
-
-
-def reference_key(spec: RunSpec, target: Target) -> str:
-    parts = reference_key_parts(spec, target)
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+COMPLETE = "complete"  # written into a bundle whose runs all exited 0, with the facts it was built from
 
 
 def write_manifest(root: Path) -> dict[str, str]:
     """Hash every file of a reference bundle into root/manifest.json (written at build time)."""
     hashes = {p.relative_to(root).as_posix(): hash_file(p) for p in sorted(root.rglob("*"))
               if p.is_file() and p.name != MANIFEST}
-    write_json(root / MANIFEST, {"schema_version": 1, "files": hashes})
+    write_json(root / MANIFEST, {"schema_version": MANIFEST_SCHEMA, "files": hashes})
     return hashes
 
 
@@ -271,62 +252,34 @@ def verify_manifest(root: Path) -> dict[str, str] | None:
     return have if have == want else None
 
 
-def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tuple[str, Path]:
-    """The reference bundle for (task, runtime), built once and reused: keyed by content hash,
-    written with a manifest of hashes and verified against it before every use (a bundle that
-    does not match is rebuilt)."""
-    key = reference_key(spec, target)
-    root = cache_root() / "references" / f"{spec.task_id}-{key}"
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with open(str(root) + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (root / "complete").exists():
-            if verify_manifest(root) is not None and is_sealed(root, (root / MANIFEST).read_bytes()):
-                return key, root
-            progress(f"{spec.task_id}: cached references at {root} do not match their sealed "
-                     "manifest (changed after they were built): rebuilding them")
-        shutil.rmtree(root, ignore_errors=True)
-        building = root.with_name(root.name + ".building")
-        shutil.rmtree(building, ignore_errors=True)
-        codes = []
-        for seed in spec.seeds:
-            progress(f"{spec.task_id}: reference run, seed {seed}")
-            ws = fresh_copy(spec)
-            try:
-                adapted = adapt_reference(spec, ws)
-                codes.append(run_and_record(spec, ws, building / seed_dir(seed), seed, None,
-                                            adapted)["exit_code"])
-            finally:
-                ws.cleanup()
-        run_calibration(spec, building, progress)
-        progress(f"{spec.task_id}: gold migration on {target.name}")
-        ws = apply_patch(spec, migration_patch(spec, "gold"))
+def build_bundle(spec: RunSpec, target: Target, building: Path, facts: dict, progress: Progress) -> list[int]:
+    """Run a reference bundle into `building`: the original code on the reference device for each
+    of the task's seeds, the calibration runs, the gold migration on `target`. Writes `complete`
+    (with `facts`: what the bundle was built from) only when every run exited 0, then the
+    manifest; returns the runs' exit codes."""
+    codes = []
+    for seed in spec.seeds:
+        progress(f"{spec.task_id}: reference run, seed {seed}")
+        ws = fresh_copy(spec)
         try:
-            codes.append(run_and_record(spec, ws, building / GOLD, spec.seed, target)["exit_code"])
+            adapted = adapt_reference(spec, ws)
+            codes.append(run_and_record(spec, ws, building / seed_dir(seed), seed, None,
+                                        adapted)["exit_code"])
         finally:
             ws.cleanup()
-        if trains_on_another_batch(spec, building):
-            run_calibration(spec, building, progress, start_variants())
-        if all(code == 0 for code in codes):  # a failed bundle is used once (graded infra), never cached
-            write_json(building / "complete", {"key": key, "seeds": spec.seeds,
-                                               "parts": reference_key_parts(spec, target)})
-        else:
-            progress(f"{spec.task_id}: a reference or gold run failed (exit codes {codes}); "
-                     "its evaluations are infra, and the bundle is rebuilt next time")
-        write_manifest(building)
-        os.replace(building, root)
-        seal(root, (root / MANIFEST).read_bytes())
-    return key, root
-
-
-def copy_references(cached: Path, dest: Path) -> dict[str, str]:
-    """Copy a verified bundle into a run directory and verify the copy; returns its file hashes
-    (recorded before any candidate runs). ValueError when the copy does not match."""
-    if not (dest / "complete").exists():
-        shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(cached, dest)
-    hashes = verify_manifest(dest)
-    if hashes is None or hashes != verify_manifest(cached):
-        raise ValueError(f"references in {dest} differ from the verified cache {cached}: delete "
-                         f"{dest} and evaluate again")
-    return hashes
+    run_calibration(spec, building, progress)
+    progress(f"{spec.task_id}: gold migration on {target.name}")
+    ws = apply_patch(spec, migration_patch(spec, "gold"))
+    try:
+        codes.append(run_and_record(spec, ws, building / GOLD, spec.seed, target)["exit_code"])
+    finally:
+        ws.cleanup()
+    if trains_on_another_batch(spec, building):
+        run_calibration(spec, building, progress, start_variants())
+    if all(code == 0 for code in codes):  # a failed bundle is used once (graded infra), never cached
+        write_json(building / COMPLETE, {**facts, "seeds": spec.seeds})
+    else:
+        progress(f"{spec.task_id}: a reference or gold run failed (exit codes {codes}); "
+                 "its evaluations are infra, and the bundle is rebuilt next time")
+    write_manifest(building)
+    return codes

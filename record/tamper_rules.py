@@ -1,6 +1,6 @@
-"""The static scan's rule table (harness/tamper_scan.py applies it to the lines a migration adds):
+"""The static scan's rule table (record/tamper_scan.py applies it to the lines a migration adds):
 each rule's patterns, what a match is, and why a GPU->TPU migration never needs it. The probe
-whose hooks they protect is harness/probe.py and its parts (probe_hooks.py, probe_counters.py,
+whose hooks they protect is record/probe.py and its parts (probe_hooks.py, probe_counters.py,
 probe_inputs.py)."""
 
 from __future__ import annotations

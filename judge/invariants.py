@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from gpu2tpu.harness.first_batch import gold_first_batch_deviation, input_deviation
-from gpu2tpu.harness.trace import Trace
+from gpu2tpu.record.first_batch import gold_first_batch_deviation, input_deviation
+from gpu2tpu.record.trace import Trace
 
 if TYPE_CHECKING:
-    from gpu2tpu.harness.criteria import CriterionResult
+    from gpu2tpu.judge.criteria import CriterionResult
     from gpu2tpu.tasks.spec import Tolerances
 
 # The RNGs a project seeds that any target can reproduce; device-specific seeding (torch.cuda.*)

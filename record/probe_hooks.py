@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from gpu2tpu.harness.probe import Recorder
+    from gpu2tpu.record.probe import Recorder
 
 
 def install_hooks(rec: Recorder) -> None:

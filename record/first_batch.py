@@ -1,7 +1,7 @@
 """The first training input's fingerprint (the probe's `init` event), compared: whether a run's
-first batch is the reference's. Used by the numerics criterion (harness/invariants.py `check_init`,
-the other-batch path of step 0) and when references are built (harness/execution.py: a gold that
-trains on another first batch gets the start draws of harness/calibration.py), so it is
+first batch is the reference's. Used by the numerics criterion (judge/invariants.py `check_init`,
+the other-batch path of step 0) and when references are built (record/execution.py: a gold that
+trains on another first batch gets the start draws of record/calibration.py), so it is
 reference code.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gpu2tpu.harness.trace import Trace
+from gpu2tpu.record.trace import Trace
 
 
 def gold_first_batch_deviation(ref: Trace, gold: Trace) -> float:

@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # report.json and summary.json
+RUN_FILE_SCHEMA = 1  # process.json and goal.json (time_limit in process.json is optional in 1)
+MANIFEST_SCHEMA = 1  # a reference bundle's or a kept suite's manifest.json
+SCAN_SCHEMA = 1  # scan.json
 SUMMARY = "summary.json"
 REPORT = "report.json"
 TRACE = "trace.jsonl"
@@ -24,7 +27,7 @@ PATCH = "patch.diff"
 RUN_FILES = (TRACE, PROCESS, GOAL)  # what one probed run leaves (hashed)
 EVALUATION_FILES = (*RUN_FILES, PATCH)  # what one evaluation leaves (hashed)
 SCAN = "scan.json"  # the static scan of the patch, written before the run (hashed where present)
-# what the kernel saw of a run, recorded from outside it (harness/kernel_view.py); hashed where
+# what the kernel saw of a run, recorded from outside it (record/kernel_view.py); hashed where
 # present, for candidates and references alike (runs recorded before it have none)
 KERNEL = "kernel.json"
 REFERENCES = "references"
@@ -111,6 +114,27 @@ class RunLayout:
         if real != root and root not in real.parents:
             raise ReportError(f"{rel!r} resolves outside the run directory {self.root}")
         return path
+
+    def saved_reports(self) -> list[Path]:
+        """Every evaluation's report.json below the run, whatever summary.json lists (a run
+        directory reused by several runs holds more than the last one's summary lists)."""
+        return sorted(p for p in self.root.rglob(REPORT) if REFERENCES not in p.relative_to(self.root).parts)
+
+    def listed_reports(self) -> list[Path] | None:
+        """The report.json files summary.json lists, in its order (None without a summary);
+        ReportError when it is unreadable, lists none, or names a missing or outside file."""
+        if not self.summary.is_file():
+            return None
+        listed = read_json(self.summary).get("evaluations")
+        if not isinstance(listed, list) or not listed:
+            raise ReportError(f"{self.summary} lists no evaluations")
+        paths = []
+        for rel in listed:
+            path = self.inside(str(rel))
+            if not path.is_file():
+                raise ReportError(f"{self.summary} lists {rel}, which is missing")
+            paths.append(path)
+        return paths
 
     def listed(self, eval_dir: Path, name: str) -> Path:
         """A file named in report.json's `files`: references/... is relative to the run, the rest

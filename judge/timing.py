@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpu2tpu.harness.trace import RunRecord
+from gpu2tpu.record.trace import RunRecord
 
 if TYPE_CHECKING:
-    from gpu2tpu.harness.criteria import CriterionResult
+    from gpu2tpu.judge.criteria import CriterionResult
 
 
 def _line(res: CriterionResult, what: str, ratio: float, cpu: float | None, others: float | None,

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpu2tpu.harness.calibration import relative_deviation
-from gpu2tpu.harness.invariants import check_structure, params_changed
-from gpu2tpu.harness.trace import Trace
+from gpu2tpu.judge.invariants import check_structure, params_changed
+from gpu2tpu.record.calibration import relative_deviation
+from gpu2tpu.record.trace import Trace
 
 if TYPE_CHECKING:
-    from gpu2tpu.harness.criteria import CriterionResult
+    from gpu2tpu.judge.criteria import CriterionResult
 
 
 def _groups_without_lr(trace: Trace) -> list[dict[str, Any]]:

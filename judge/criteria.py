@@ -13,19 +13,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu2tpu.harness import calibration
-from gpu2tpu.harness.first_batch import gold_first_batch_deviation
-from gpu2tpu.harness.invariants import (
+from gpu2tpu.judge import step0
+from gpu2tpu.judge.invariants import (
     check_init,
     check_integrity,
     check_invariants,
 )
-from gpu2tpu.harness.kernel_checks import IN_PROCESS, check_kernel
-from gpu2tpu.harness.tamper_scan import check_scan
-from gpu2tpu.harness.targets import Target
-from gpu2tpu.harness.timing import check_times
-from gpu2tpu.harness.trace import RunRecord, Trace
-from gpu2tpu.harness.training_config import check_config, check_workload
+from gpu2tpu.judge.kernel_checks import IN_PROCESS, check_kernel
+from gpu2tpu.judge.scan_checks import check_scan
+from gpu2tpu.judge.timing import check_times
+from gpu2tpu.judge.training_config import check_config, check_workload
+from gpu2tpu.record.first_batch import gold_first_batch_deviation
+from gpu2tpu.record.targets import Target
+from gpu2tpu.record.trace import RunRecord, Trace
 from gpu2tpu.tasks.spec import RunSpec
 
 # Taxonomy order: the first failing category in this order names the verdict. Causes come
@@ -45,7 +45,7 @@ class Inputs:
     refs: list[RunRecord]
     gold: RunRecord
     cand: RunRecord
-    # the reference's calibration runs (harness/calibration.py), by folder name
+    # the reference's calibration runs (record/calibration.py), by folder name
     calibration: dict[str, Trace] = field(default_factory=dict)
 
 
@@ -80,6 +80,23 @@ def _finite(x: float) -> float | None:
     return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
+def stopped_at(res: CriterionResult, spec: RunSpec, proc: dict[str, Any], gold_wall: float) -> None:
+    """A run stopped at its time limit, named by where the limit came from, as its process.json
+    recorded it (runs recorded before it kept one: recomputed from the task and the gold)."""
+    limit = proc.get("time_limit")
+    if not isinstance(limit, dict) or not isinstance(limit.get("time_s"), (int, float)):
+        own = spec.time_limit(gold_wall)
+        limit = {"time_s": own, "from": "gold" if own < spec.timeout_s else "task"}
+    seconds, source = float(limit["time_s"]), limit.get("from")
+    if source == "gold" and gold_wall > 0:  # the limit came from the gold's wall time: slow, not hung
+        wall = float(proc.get("wall_s") or seconds)
+        res.check(False, f"stopped at the {seconds:.0f} s time limit, {wall / gold_wall:.1f}x the gold's "
+                  f"wall time {gold_wall:.1f} s (budget {spec.performance.step_time_budget}x)", "slow")
+    else:
+        cap = "the caller's --timeout" if source == "--timeout" else "the task's cap"
+        res.check(False, f"killed after the {seconds:.0f} s time limit ({cap})", "timeout")
+
+
 def runs(i: Inputs) -> CriterionResult:
     spec, cand = i.spec, i.cand
     res = CriterionResult("runs")
@@ -91,15 +108,7 @@ def runs(i: Inputs) -> CriterionResult:
     # views (kernel.json, listed for this run or its gold) kept scans before them: one is expected
     check_scan(res, cand.scan, expected=cand.kernel is not None or i.gold.kernel is not None)
     if proc.get("timed_out"):
-        gold_wall = float(i.gold.process.get("wall_s") or 0.0)
-        limit = spec.time_limit(gold_wall)
-        if limit < spec.timeout_s:  # the limit came from the gold's wall time: slow, not hung
-            wall = float(proc.get("wall_s") or limit)
-            res.check(False, f"stopped at the {limit:.0f} s time limit, {wall / gold_wall:.1f}x the gold's "
-                      f"wall time {gold_wall:.1f} s (budget {spec.performance.step_time_budget}x)", "slow")
-        else:
-            res.check(False, f"killed after the {spec.timeout_s:.0f} s time limit (absolute cap)",
-                      "timeout")
+        stopped_at(res, spec, proc, float(i.gold.process.get("wall_s") or 0.0))
         return res
     over = proc.get("over_budget")
     if over:  # the sandbox stopped it: the budget, not the last line of a killed process, says why
@@ -140,14 +149,14 @@ def numerics(i: Inputs) -> CriterionResult:
         c, r = c0.get(key), r0.get(key)
         if r is None:
             continue
-        limit = calibration.step0_limit(key, floor, r, i.calibration)
+        limit = step0.step0_limit(key, floor, r, i.calibration)
         rtol, why = limit.rtol, f": {limit.text}"
         if other_batch:  # the start draws, or the seeds in references built before them
-            start = calibration.other_batch_limit(key, r, i.calibration) \
-                or calibration.seeds_limit(key, r, [x.trace for x in refs[1:]])
+            start = step0.other_batch_limit(key, r, i.calibration) \
+                or step0.seeds_limit(key, r, [x.trace for x in refs[1:]])
             if start.rtol > rtol:
                 rtol, why = start.rtol, f"; {start.text}"
-        dev = calibration.relative_deviation(c, r) if c is not None and math.isfinite(c) else math.inf
+        dev = step0.relative_deviation(c, r) if c is not None and math.isfinite(c) else math.inf
         res.check(dev <= rtol, f"step-0 {label} {c} vs reference {r:.6g} (rtol {rtol:.3g}{why})",
                   "numerics_drift", (f"step0_{key}", dev, rtol))
     _check_curve(res, spec, refs, i.gold.trace, tr)

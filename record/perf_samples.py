@@ -7,7 +7,7 @@ them. Needs root (or perf_event_paranoid < 2) and a kernel with perf events; `av
 whether it works here, and callers fall back to /proc alone. `CodeMap` tells which code an
 instruction pointer was in, from the process's executable mappings.
 
-Used by harness/kernel_view.py."""
+Used by record/kernel_view.py."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 
 from gpu2tpu.errors import UserError
+from gpu2tpu.task_options import add_task_options, apply_task_options
 from gpu2tpu.tasks.finder import find_task, list_tasks
-from gpu2tpu.tasks.options import add_task_options, apply_task_options
 from gpu2tpu.tasks.sources import source_present
 from gpu2tpu.tasks.spec import read_label
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.harness import calibration
-from gpu2tpu.harness.report import GOLD, KERNEL, SCAN, Report, ReportError, RunLayout, seed_dir
-from gpu2tpu.harness.targets import get_target
-from gpu2tpu.harness.trace import RunRecord
-from gpu2tpu.harness.verdict import grade
+from gpu2tpu.judge.verdict import grade
+from gpu2tpu.record import calibration
+from gpu2tpu.record.report import GOLD, KERNEL, SCAN, Report, ReportError, RunLayout, seed_dir
+from gpu2tpu.record.targets import get_target
+from gpu2tpu.record.trace import RunRecord
 from gpu2tpu.tasks.finder import find_task
 from gpu2tpu.tasks.spec import RunSpec
 
