@@ -11,6 +11,7 @@ from typing import Any
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness.engine import add_engine_options, engine_from_args, run_evaluations
 from gpu2tpu.judge.criteria import CRITERION_NAMES
+from gpu2tpu.record.report import read_json
 from gpu2tpu.record.targets import DEFAULT_TARGET, TARGET_NAMES
 from gpu2tpu.task_options import add_task_options, apply_task_options
 from gpu2tpu.tasks.finder import find_task
@@ -138,7 +139,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def load_rows(run_dir: Path, evaluations: list[str]) -> list[dict[str, Any]]:
-    return [json.loads((run_dir / rel).read_text()) for rel in evaluations]
+    return [read_json(run_dir / rel) for rel in evaluations]
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:

@@ -20,21 +20,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu import __version__
+from gpu2tpu import __version__, rooms
 from gpu2tpu.cache import cache_root
 from gpu2tpu.harness.references import bundle_digest
 from gpu2tpu.record.execution import MANIFEST, runtime_versions, verify_manifest, write_manifest
 from gpu2tpu.record.report import REPORT, read_json, write_json
 from gpu2tpu.record.sealed import is_sealed, seal
 from gpu2tpu.record.targets import Target
-from gpu2tpu.rooms import recorder_hash
 from gpu2tpu.tasks.spec import RunSpec
 
 KEPT = "kept.json"  # what a kept suite holds: its key parts and its evaluations' reports
 
 
 def key_parts(spec: RunSpec, target: Target, sandbox: str) -> dict[str, Any]:
-    return {"task": spec.content_hash, "recorder": recorder_hash(), "target": target.name,
+    return {"task": spec.content_hash, "recorder": rooms.recorder_hash(), "target": target.name,
             "harness": __version__, "python": sys.version.split()[0], "sandbox": sandbox,
             **runtime_versions()}
 

@@ -10,7 +10,6 @@ step-0 loss and grad norm, loss curve, first batch's inputs, post-clip norm).
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.judge.regrade import regrade_report
-from gpu2tpu.record.report import ReportError, RunLayout
+from gpu2tpu.record.report import ReportError, RunLayout, read_json
 
 
 def saved_reports(run_dir: Path) -> list[Path]:
@@ -32,7 +31,7 @@ def _reports(run_dirs: list[Path], regrade: bool) -> list[tuple[Path, dict[str, 
         if not run_dir.is_dir():
             raise UserError(f"{run_dir}: no such run directory (give runs/<run_id> of a validate run)")
         for path in saved_reports(run_dir):
-            report = json.loads(path.read_text())
+            report = read_json(path)
             if "verdict" in report and "agent" in report:
                 if regrade:  # the verdict of the current grader, from the run's saved files
                     try:

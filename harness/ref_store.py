@@ -23,15 +23,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.cache import cache_root
 from gpu2tpu.errors import UserError
+from gpu2tpu.harness.references import bundle_dir
 from gpu2tpu.record.execution import COMPLETE, MANIFEST, verify_manifest
 from gpu2tpu.record.sealed import is_sealed, seal_path
 
 
 def local_bundle(task_id: str, key: str) -> Path:
     """Where `ensure_references` keeps a bundle in this node's cache."""
-    return cache_root() / "references" / f"{task_id}-{key}"
+    return bundle_dir(task_id, key)
 
 
 class ReferenceStore:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu import __version__
+from gpu2tpu import __version__, rooms
 from gpu2tpu.cache import cache_root
 from gpu2tpu.record.execution import (
     COMPLETE,
@@ -25,9 +25,9 @@ from gpu2tpu.record.execution import (
     runtime_versions,
     verify_manifest,
 )
+from gpu2tpu.record.report import read_json
 from gpu2tpu.record.sealed import is_sealed, seal
 from gpu2tpu.record.targets import Target
-from gpu2tpu.rooms import recorder_hash
 from gpu2tpu.tasks.spec import RunSpec, task_tree_hash
 
 Progress = Callable[[str], None]
@@ -45,7 +45,7 @@ def reference_key_parts(spec: RunSpec, target: Target, device: str | None = None
     the task's inputs, the recorder hash, the target and this node's runtime, and the device the
     original code ran on (`device`, default this node's: `cuda` where it has one, else `cpu`)."""
     return {"task": reference_inputs_hash(spec.task_dir), "target": target.name, "harness": __version__,
-            "recorder": recorder_hash(),
+            "recorder": rooms.recorder_hash(),
             "python": sys.version.split()[0], "reference_device": device or reference_device(),
             **runtime_versions()}
 
@@ -121,7 +121,7 @@ def copy_references(cached: Path, dest: Path) -> dict[str, str]:
 def bundle_pin(bundle: Path) -> dict[str, Any]:
     """What validated.json pins of the bundle a suite was graded against: its key, its digest
     (the SHA-256 of its manifest, which hashes every file) and the device its reference ran on."""
-    facts = json.loads((bundle / COMPLETE).read_text()) if (bundle / COMPLETE).is_file() else {}
+    facts = read_json(bundle / COMPLETE) if (bundle / COMPLETE).is_file() else {}
     return {"key": facts.get("key") or bundle.name, "digest": bundle_digest(bundle),
             "reference_device": (facts.get("parts") or {}).get("reference_device")}
 

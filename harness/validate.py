@@ -150,7 +150,7 @@ def validate(task_ids: list[str], runs_root: Path, run_id: str, workers: int = 1
     run_dir = runs_root / run_id
     verdicts = {}
     for rel in summary["evaluations"]:
-        report = json.loads((run_dir / rel).read_text())
+        report = read_json(run_dir / rel)
         verdicts[(report["task_id"], report["agent"])] = report["verdict"]
     return items, verdicts, summary
 

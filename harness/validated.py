@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.rooms import judge_hash, recorder_hash
+from gpu2tpu import rooms
 from gpu2tpu.tasks.spec import VALIDATED_FILE, RunSpec
 
 SCHEMA_VERSION = 2
@@ -35,8 +35,8 @@ def runtime() -> dict[str, str | None]:
 
 
 def key(spec: RunSpec, recorder: str | None = None, judge: str | None = None) -> dict[str, Any]:
-    return {"content_hash": spec.content_hash, "recorder": recorder or recorder_hash(),
-            "judge": judge or judge_hash(), "runtime": runtime()}
+    return {"content_hash": spec.content_hash, "recorder": recorder or rooms.recorder_hash(),
+            "judge": judge or rooms.judge_hash(), "runtime": runtime()}
 
 
 def read(spec: RunSpec) -> dict[str, Any] | None:

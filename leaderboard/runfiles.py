@@ -25,6 +25,7 @@ from gpu2tpu.record.report import (
     Report,
     ReportError,
     RunLayout,
+    read_json,
 )
 from gpu2tpu.sandbox import require_sandboxed
 
@@ -256,10 +257,8 @@ def _inside(run_dir: Path, rel: str, source: Path, base: Path | None = None) -> 
 
 
 def _read_json(path: Path) -> dict[str, Any]:
+    """The recorder's JSON reader (record/report.py), its refusal worded for a submitter."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise SubmissionRefused(f"cannot read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise SubmissionRefused(f"{path} is not a JSON object")
-    return data
+        return read_json(path)
+    except ReportError as exc:
+        raise SubmissionRefused(f"cannot read {exc}") from exc
