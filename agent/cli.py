@@ -35,8 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--tasks", nargs="+", required=True, metavar="ID", help="task ids")
     run.add_argument("--model", required=True, help="Anthropic model id, e.g. claude-sonnet-4-5")
     run.add_argument("--out", required=True, type=Path, help="predictions JSONL to write")
-    run.add_argument("--tasks-dir", type=Path, default=None,
-                     help="directory holding the task directories (default: the corpus's)")
+    run.add_argument("--task-dir", type=Path, default=None, metavar="DIR",
+                     help="directory holding the task directories (default: the installed tasks)")
+    run.add_argument("--tasks-dir", dest="task_dir", type=Path, help=argparse.SUPPRESS)  # old name
     run.add_argument("--max-steps", type=int, default=50, help="model calls per attempt (50)")
     run.add_argument("--cost-limit", type=str, default="5",
                      help="USD per attempt; checked before every model call (default 5)")
@@ -120,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Everything that can be wrong is checked before the first (paid) call.
     price = price_for(args.model, args.price_per_mtok, args.prices)
     human = parse_human(args.human)
-    tasks_dir = (args.tasks_dir or TASKS_DIR).resolve()
+    tasks_dir = (args.task_dir or TASKS_DIR).resolve()
     tasks = [load_task(tasks_dir, t) for t in args.tasks]
     api_key = os.environ.get(args.api_key_env, "")
     if not api_key:

@@ -21,7 +21,8 @@ def revision() -> str:
 def load(config: str = "projects", split: str | None = None) -> Any:
     """The embedded dataset, offline: a `datasets.DatasetDict`, or a `Dataset` for one split.
 
-    config: "projects" (splits "main", "reference_only") or "tasks" (split "practice").
+    config: "projects" (splits "main", "reference_only") or "tasks" (splits "practice",
+    "upstream": one row per task folder, as `gpu2tpu tasks` lists them).
     """
     from gpu2tpu.corpus.hub import load as _load
 

@@ -27,7 +27,7 @@ import yaml
 
 from gpu2tpu.corpus.corrections import MISSING as _MISSING
 from gpu2tpu.corpus.corrections import resolve
-from gpu2tpu.corpus.records import CURATION_DIR, PROJECTS_DIR, load_record
+from gpu2tpu.corpus.records import CURATION_DIR, PROJECTS_DIR, load_record, parse_yaml
 from gpu2tpu.errors import UserError
 
 AUDITS_DIR = CURATION_DIR / "audits"
@@ -130,7 +130,7 @@ def _parse(path: Path, projects_dir: Path) -> tuple[Audit | None, list[str]]:
     """The audit in `path` and its problems (each prefixed with the file's name)."""
     name = path.name
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = parse_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         return None, [f"{name}: does not parse: {str(exc).splitlines()[0]}"]
     if not isinstance(raw, dict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 import re
 import shutil
 from collections import Counter
@@ -45,31 +46,51 @@ class BuildResult:
     problems: list[str] = field(default_factory=list)
 
 
+def split_content(name: str, table: pa.Table) -> bytes:
+    """What the revision hashes of one split: its path and its rows as canonical JSON (as a
+    reader gets them back), so the revision names the content, not the bytes one pyarrow
+    version writes (created_by, encodings, compression)."""
+    rows = json.dumps(table.to_pylist(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return f"{name}\n{rows}\n".encode()
+
+
+def revision_of(parts: list[bytes]) -> str:
+    """The revision of a built dataset from its splits' `split_content`, in path order."""
+    return hashlib.sha256(b"".join(parts)).hexdigest()[:12] if parts else "empty"
+
+
 def _write_parquet(rows: list[dict[str, Any]], features: Features,
-                   path: Path) -> tuple[bytes, int]:
+                   path: Path, rel: str) -> tuple[bytes, int, bytes]:
     """Write rows with the features' schema (datasets metadata embedded); returns the file's
-    bytes and the size in memory of the table read back from them (Arrow bytes, as a user
-    loads it: the card's `num_bytes`)."""
+    bytes, the size in memory of the table read back from them (Arrow bytes, as a user loads it:
+    the card's `num_bytes`) and the split's `split_content`."""
     table = pa.Table.from_pylist(rows, schema=features.arrow_schema)
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd", compression_level=9, store_schema=True)
     data = sink.getvalue()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
-    return data, pq.read_table(io.BytesIO(data)).nbytes
+    back = pq.read_table(io.BytesIO(data))
+    return data, back.nbytes, split_content(rel, back)
 
 
 def load_tasks(tasks_dir: Path) -> list[dict[str, Any]]:
-    """Rows of the `tasks` config from `<tasks_dir>/*/task.yaml` (sorted by directory)."""
+    """Rows of the `tasks` config, one per task folder (`<tasks_dir>/<task_id>/task.yaml`, the
+    folders the task finder lists), sorted by folder."""
 
     rows = []
     for spec_path in sorted(tasks_dir.glob("*/task.yaml")) if tasks_dir.is_dir() else []:
         try:
-            rows.append(task_row(load_spec(spec_path.parent)))
+            row = task_row(load_spec(spec_path.parent))
         except UserError as exc:  # already names the file
             raise BuildError(str(exc)) from exc
         except ValueError as exc:
             raise BuildError(f"{spec_path}: {exc}") from exc
+        if row["task_id"] != spec_path.parent.name:
+            raise BuildError(f"{spec_path}: task_id {row['task_id']!r} differs from its folder "
+                             f"{spec_path.parent.name!r} (the finder lists tasks by folder): "
+                             "rename the folder or fix task_id")
+        rows.append(row)
     return rows
 
 
@@ -116,7 +137,7 @@ def _write_all(tmp: Path, rows: list[dict[str, Any]], tasks: list[dict[str, Any]
     """Write parquet, REVISION, considered.tsv, chart and card into `tmp`."""
     splits: dict[str, dict[str, str]] = {config: {} for config in CONFIG_FEATURES}
     sizes: dict[str, dict[str, card.SplitSize]] = {config: {} for config in CONFIG_FEATURES}
-    digest = hashlib.sha256()
+    contents: list[bytes] = []
     counts: dict[str, int] = {}
     plan = [("projects", s, [r for r in rows if r["split"] == s]) for s in SPLITS]
     plan += [("tasks", s, [t for t in tasks if t["kind"] == s]) for s in TASK_SPLITS]
@@ -125,11 +146,12 @@ def _write_all(tmp: Path, rows: list[dict[str, Any]], tasks: list[dict[str, Any]
         if not split_rows:  # datasets cannot load a split with no rows: leave it out
             continue
         rel = f"data/{config}-{split}.parquet"
-        data, num_bytes = _write_parquet(split_rows, CONFIG_FEATURES[config], tmp / rel)
-        digest.update(data)
+        data, num_bytes, content = _write_parquet(split_rows, CONFIG_FEATURES[config],
+                                                  tmp / rel, rel)
+        contents.append(content)
         splits[config][split] = rel
         sizes[config][split] = card.SplitSize(len(split_rows), num_bytes, len(data))
-    revision = digest.hexdigest()[:12] if any(splits.values()) else "empty"
+    revision = revision_of(contents)
     (tmp / "REVISION").write_text(revision + "\n", encoding="utf-8")
     (tmp / "considered.tsv").write_text(_considered_tsv(curation_dir), encoding="utf-8")
     card.write_chart(tmp, rows)

@@ -197,9 +197,10 @@ Zero counts are left out and `record_json` is abbreviated here; the dataset hold
 ## How tasks are graded
 
 A project becomes a task when it has a `task.yaml` (RunSpec: command, seed, steps, stand-in data,
-target chips, precision policy, protected paths, tolerances), a harness-owned `evaluate.py` and a
-gold migration proving it solvable. An agent's migration is run under a probe next to the original
-code's reference runs, and five criteria, pure functions over the two traces, decide:
+target chips, precision policy, protected paths, goal, performance budget), a harness-owned
+`evaluate.py` and a gold migration proving it solvable. An agent's migration is run under a probe
+next to the original code's reference runs, and five criteria, pure functions over the two traces,
+decide:
 
 1. **runs**: exit status 0, the expected optimizer steps reached, within the time limit;
 2. **numerics**: step-0 loss and gradient norm, and the loss curve, within a band calibrated from
@@ -253,7 +254,8 @@ import gpu2tpu.corpus; gpu2tpu.corpus.load("projects")        # the copy inside 
    with its file:line, and estimates CPU runnability. No project code was run.
 4. `gpu2tpu corpus check` validated every record; `gpu2tpu corpus build` wrote these files
    deterministically (same records, same bytes). `REVISION` is the first 12 hex digits of the
-   SHA-256 of the parquet files' bytes, concatenated in path order.
+   SHA-256 of the rows as written (each split's rows as canonical JSON, in path order): the
+   content, not the parquet writer's bytes, so another pyarrow version gives the same revision.
 
 ## Second reads, data facts, problem statements
 

@@ -97,8 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR, help="records folder")
     p.add_argument("--curation-dir", type=Path, default=CURATION_DIR,
                    help="considered-*.tsv folder")
-    p.add_argument("--tasks-dir", type=Path, default=TASKS_DIR,
-                   help="practice tasks (<task_id>/task.yaml)")
+    p.add_argument("--task-dir", dest="tasks_dir", type=Path, default=TASKS_DIR,
+                   help="the folder of task folders (<task_id>/task.yaml)")
+    p.add_argument("--tasks-dir", dest="tasks_dir", type=Path, help=argparse.SUPPRESS)  # old spelling
     p.add_argument("--allow-invalid", action="store_true",
                    help="build even when `corpus check` reports problems")
     p.set_defaults(func=_build)

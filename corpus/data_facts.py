@@ -18,6 +18,7 @@ The lead wires `data_facts` and `model_params` into the dataset columns, the car
 
 from __future__ import annotations
 
+import ast
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -25,7 +26,9 @@ from typing import Any
 
 import yaml
 
+from gpu2tpu.corpus.records import parse_yaml
 from gpu2tpu.errors import UserError
+from gpu2tpu.tasks import KIT_NAME
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 CATALOG_PATH = PACKAGE_DIR / "datasets.yaml"
@@ -43,6 +46,8 @@ _URL = re.compile(r"^https?://\S+$")
 _WHERE = re.compile(r"^[^\s:]+:[1-9]\d*$")
 # a stand-in names where it is written: tasks/<task id>/prepare.py, optionally with a note after it
 _STANDIN = re.compile(r"^tasks/([\w.\-]+)/prepare\.py\b")
+# a kit helper a stand-in names (`kit.class_images`, `task_kit.write_cora`; not the file task_kit.py)
+KIT_MENTION = re.compile(r"\b(?:task_)?kit\.(?!py\b)([A-Za-z_]\w*)")
 _PARAMS = re.compile(r"^\d+(?:\.\d+)?\s*[KMBT]?$")
 CODE_MAX = 240
 
@@ -57,6 +62,30 @@ def _text_problem(value: Any, allow_unknown: bool = True) -> str | None:
     if not allow_unknown and value == UNKNOWN:
         return "must not be 'unknown'"
     return None
+
+
+@lru_cache(maxsize=4)
+def kit_helpers(kit: Path = TASKS_DIR / KIT_NAME) -> frozenset[str]:
+    """The names the task kit defines at its top level (functions, classes, constants), read with
+    `ast` (never imported); empty when there is no kit."""
+    try:
+        tree = ast.parse(kit.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return frozenset()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, ast.AnnAssign) else [])
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return frozenset(names)
+
+
+def unknown_kit_helpers(text: str, kit: Path = TASKS_DIR / KIT_NAME) -> list[str]:
+    """The kit helpers `text` names (`kit.NAME`) that the kit does not define, in order."""
+    known = kit_helpers(kit)
+    return list(dict.fromkeys(n for n in KIT_MENTION.findall(text) if n not in known))
 
 
 def entry_problems(name: str, entry: Any, tasks_dir: Path = TASKS_DIR) -> list[str]:
@@ -87,6 +116,10 @@ def entry_problems(name: str, entry: Any, tasks_dir: Path = TASKS_DIR) -> list[s
                             f"tasks/<task id>/prepare.py, got {standin!r}")
         elif not (tasks_dir / m.group(1) / "prepare.py").is_file():
             problems.append(f"{where}: field 'standin' names {m.group(0)}, which does not exist")
+        elif stale := unknown_kit_helpers(str(standin), tasks_dir / KIT_NAME):
+            problems.append(f"{where}: field 'standin' names {', '.join('kit.' + n for n in stale)}"
+                            f", which {tasks_dir.name}/{KIT_NAME} does not define: name a helper "
+                            "the kit has (its docstring lists them) or drop the name")
     evidence = entry.get("evidence")
     if "evidence" in entry and (not isinstance(evidence, list) or not evidence
                                 or not all(isinstance(u, str) and _URL.match(u) for u in evidence)):
@@ -124,7 +157,7 @@ def build_index(catalog: Any, tasks_dir: Path = TASKS_DIR) -> dict[str, str]:
 def load_catalog(path: Path = CATALOG_PATH) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """The validated catalog (entry name -> entry) and its name index (spelling -> entry name)."""
     try:
-        catalog = yaml.safe_load(path.read_text(encoding="utf-8"))
+        catalog = parse_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogError(f"cannot read the dataset catalog {path}: {exc}") from exc
     return catalog, build_index(catalog)
@@ -192,7 +225,7 @@ def param_problems(record_id: str, value: Any) -> list[str]:
 def load_model_params(path: Path = MODEL_PARAMS_PATH) -> dict[str, dict[str, str]]:
     """The validated model-params.yaml: record id -> {params, where, code}."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = parse_yaml(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogError(f"cannot read {path}: {exc}") from exc
     if not isinstance(data, dict):

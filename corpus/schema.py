@@ -11,7 +11,7 @@ from datasets import Features, List, Value
 from gpu2tpu.corpus import audits, data_facts, patterns, problem
 from gpu2tpu.corpus.environment import ENVIRONMENT, ITEM_KEYS
 from gpu2tpu.corpus.scanner import SIZE_KEYS
-from gpu2tpu.tasks.spec import Goal, Performance, RunSpec, Tolerances
+from gpu2tpu.tasks.spec import Goal, Performance, RunSpec
 
 _S = Value("string")
 _I = Value("int64")
@@ -95,7 +95,7 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
 }
 
 def _fields_of(cls: Any) -> dict[str, Value]:
-    """A nested column from a task dataclass (Goal, Tolerances, Performance): its fields, typed."""
+    """A nested column from a task dataclass (Goal, Performance): its fields, typed."""
     kinds = {"int": _I, "float": _F, "bool": _B, "str": _S}
     return {f.name: kinds[str(f.type)] for f in dataclasses.fields(cls)}
 
@@ -107,7 +107,7 @@ TASK_COLUMNS: dict[str, tuple[Any, str]] = {
     "command": (List(_S), "argv run inside the project copy"),
     "seed": (_I, "seed of the reference run"),
     "steps": (_I, "optimizer steps expected"),
-    "reference_seeds": (List(_I), "extra seeds calibrating tolerances"),
+    "reference_seeds": (List(_I), "extra seeds whose runs calibrate the numerics bands"),
     "seed_arg": (_S, "command-line argument that sets the seed (none: the harness offsets the "
                      "project's own seeding calls)"),
     "harness_seed": (_B, "the project never seeds: the harness seeds every generator first"),
@@ -116,7 +116,6 @@ TASK_COLUMNS: dict[str, tuple[Any, str]] = {
     "protected": (List(_S), "paths a migration may not touch (stand-in data included)"),
     "checkpoint": (_S, "checkpoint path evaluate.py reads"),
     "goal": (_fields_of(Goal), "goal metric"),
-    "tolerances": (_fields_of(Tolerances), "numerics tolerances"),
     "performance": (_fields_of(Performance), "performance budget"),
     "fallback_allowlist": (List(_S), "aten ops allowed to fall back to CPU"),
     "timeout_s": (_F, "time limit of one run"),
@@ -275,7 +274,6 @@ def task_row(spec: RunSpec) -> dict[str, Any]:
         "harness_seed": spec.harness_seed, "target_chips": spec.target_chips,
         "precision_policy": spec.precision_policy, "protected": list(spec.protected),
         "checkpoint": spec.checkpoint, "goal": dataclasses.asdict(spec.goal),
-        "tolerances": dataclasses.asdict(spec.tolerances),
         "performance": dataclasses.asdict(spec.performance),
         "fallback_allowlist": list(spec.fallback_allowlist), "timeout_s": spec.timeout_s,
         "kind": spec.kind, "source_repo": spec.source.repo if spec.source else None,

@@ -78,7 +78,11 @@ def run_evaluations(predictions: Path, run_id: str, runs_root: Path = Path("runs
                     tasks: list[str] | None = None, workers: int = 1,
                     target_name: str = DEFAULT_TARGET, timeout_s: float | None = None,
                     unsafe: bool = False, engine: Engine | None = None) -> dict[str, Any]:
-    """Grade every prediction on the chosen engine; returns summary.json's content."""
+    """Grade every prediction on the chosen engine; returns this invocation's part of
+    summary.json. Bad input is refused before anything runs (UserError, harness/inputs.py); after
+    a first Ctrl-C, `Interrupted` (harness/interrupts.py) carries what finished."""
+    from gpu2tpu.harness.interrupts import Interrupted
+
     engine = engine or Engine()
     if engine.name == "ray":
         from gpu2tpu.harness.ray_engine import evaluate_on_ray
@@ -87,10 +91,18 @@ def run_evaluations(predictions: Path, run_id: str, runs_root: Path = Path("runs
                                engine.ray)
     from gpu2tpu.harness.evaluate import evaluate_predictions
 
-    summary = evaluate_predictions(predictions, run_id, runs_root, tasks, workers, target_name,
-                                   timeout_s, unsafe)
-    facts = node_facts.detect()
     run_dir = Path(runs_root).expanduser() / run_id
-    for rel in summary["evaluations"]:
-        node_facts.write((run_dir / rel).parent, facts, engine="local")
+    try:
+        summary = evaluate_predictions(predictions, run_id, runs_root, tasks, workers, target_name,
+                                       timeout_s, unsafe)
+    except Interrupted as stopped:
+        _write_node_facts(run_dir, stopped.summary["evaluations"])
+        raise
+    _write_node_facts(run_dir, summary["evaluations"])
     return summary
+
+
+def _write_node_facts(run_dir: Path, evaluations: list[str]) -> None:
+    facts = node_facts.detect()
+    for rel in evaluations:
+        node_facts.write((run_dir / rel).parent, facts, engine="local")

@@ -7,7 +7,7 @@ import shutil
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,11 @@ from tqdm import tqdm
 
 from gpu2tpu import __version__
 from gpu2tpu.corpus import revision
-from gpu2tpu.harness.predictions import Prediction, read_predictions
+from gpu2tpu.harness.inputs import check_request, select
+from gpu2tpu.harness.interrupts import Interrupted, Stopper
+from gpu2tpu.harness.predictions import Prediction
 from gpu2tpu.harness.references import copy_references, ensure_references
+from gpu2tpu.harness.run_dir import evaluation_lock, write_summary
 from gpu2tpu.judge.regrade import grade_evaluation
 from gpu2tpu.judge.verdict import infra_verdict
 from gpu2tpu.record.execution import COMPLETE, run_and_record, runtime_versions, time_limit
@@ -44,7 +47,6 @@ from gpu2tpu.record.tamper_scan import scan_patch
 from gpu2tpu.record.targets import DEFAULT_TARGET, Target, get_target
 from gpu2tpu.record.workspace import PatchRejected, apply_patch, from_directory, original_tree
 from gpu2tpu.sandbox import process as sandboxed
-from gpu2tpu.tasks.finder import find_task
 from gpu2tpu.tasks.materialise import write_patch
 from gpu2tpu.tasks.spec import RunSpec
 
@@ -65,62 +67,68 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
                          tasks: list[str] | None = None, workers: int = 1,
                          target_name: str = DEFAULT_TARGET, timeout_s: float | None = None,
                          unsafe: bool = False) -> dict[str, Any]:
-    """Grade every prediction in `predictions` into runs_root/run_id; returns summary.json's content.
+    """Grade every prediction in `predictions` into runs_root/run_id; returns this invocation's
+    part of summary.json (its evaluations, counts and errors; summary.json itself lists every
+    evaluation in the run directory, harness/run_dir.py).
 
-    Relative paths are taken from the caller's working directory (they are made absolute here,
-    before any process runs elsewhere)."""
+    The request and the whole predictions file are checked first (harness/inputs.py: UserError,
+    nothing run). The first Ctrl-C starts nothing new and raises `Interrupted` once the running
+    evaluations are written (harness/interrupts.py). Relative paths are taken from the caller's
+    working directory (they are made absolute here, before any process runs elsewhere)."""
+    check_request(run_id, workers, timeout_s)
     target = get_target(target_name)
     sandboxed.configure(unsafe=unsafe, hide=[Path(runs_root)])  # the graded code never sees runs
     sandboxed.sandbox_mode()  # refuses here, before anything runs, when bwrap is missing
-    preds, errors = read_predictions(Path(predictions).expanduser())
-    if tasks:
-        preds = [p for p in preds if p.task_id in tasks]
+    chosen = select(Path(predictions), tasks)
+    preds, specs = chosen.predictions, chosen.specs
     layout = RunLayout(Path(runs_root) / run_id)
     layout.root.mkdir(parents=True, exist_ok=True)
-    specs: dict[str, RunSpec] = {}
-    for pred in preds:
-        if pred.task_id not in specs:
-            try:
-                spec = find_task(pred.task_id)
-            except Exception as exc:
-                errors.append(f"{predictions}:line {pred.line}: {exc}")
-                continue
-            specs[pred.task_id] = spec
-    skipped = [p for p in preds if p.task_id not in specs]
-    for pred in skipped:
-        if not any(f"line {pred.line}:" in e for e in errors):
-            errors.append(f"{predictions}:line {pred.line}: unknown task {pred.task_id!r}")
-    for err in errors:
-        log(f"skipped: {err}")
-    preds = [p for p in preds if p.task_id in specs]
-    refs: dict[str, tuple[str, Path]] = {}
-    ref_hashes: dict[str, dict[str, str]] = {}
-    # references first (every candidate of a task shares them), those of different tasks side by side
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        built = dict(zip(specs, pool.map(lambda s: ensure_references(s, target, log), specs.values())))
-    for task_id, (key, cached) in built.items():
-        dest = layout.references(key)
-        # verified and hashed here, before any candidate runs; reports record these hashes
-        hashes = copy_references(cached, dest)
-        ref_hashes[key] = {(dest / rel).relative_to(layout.root).as_posix(): h
-                           for rel, h in hashes.items() if Path(rel).name in (*RUN_FILES, KERNEL)}
-        refs[task_id] = (key, dest)
-    _REF_HASHES.update(ref_hashes)
     reports: list[Report] = []
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, \
-            tqdm(total=len(preds), desc="evaluating", unit="run", file=sys.stderr,
-                 disable=not sys.stderr.isatty()) as bar:
-        futures = {pool.submit(evaluate_or_infra, specs[p.task_id], p, layout, refs[p.task_id], target,
-                               timeout_s): p
-                   for p in preds}
-        for fut in as_completed(futures):
-            pred = futures[fut]
-            report = fut.result()
-            reports.append(report)
-            bar.update(1)
-            line = f"[{len(reports)}/{len(preds)}] {pred.label}: {report.outcome}"
-            bar.write(line, file=sys.stderr) if not bar.disable else log(line)
-    return write_summary(layout, reports, errors)
+    with Stopper(log) as stop:
+        built: dict[str, tuple[str, Path]] = {}
+        # references first (every candidate of a task shares them), those of different tasks side by side
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(ensure_references, spec, target, log): task_id
+                       for task_id, spec in specs.items()}
+            for task_id, fut in stop.completed(futures, "reference build"):
+                built[task_id] = fut.result()
+        if stop.requested:
+            raise Interrupted(write_summary(layout, [], []), len(preds))
+        refs = {task_id: _copy_references(layout, *built[task_id]) for task_id in specs}
+
+        def job(pred: Prediction) -> Report | None:
+            with evaluation_lock(layout, pred.label, log):
+                if stop.requested:  # it waited for another evaluate past a Ctrl-C: leave it
+                    return None
+                return evaluate_or_infra(specs[pred.task_id], pred, layout, refs[pred.task_id],
+                                         target, timeout_s)
+
+        with ThreadPoolExecutor(max_workers=workers) as pool, \
+                tqdm(total=len(preds), desc="evaluating", unit="run", file=sys.stderr,
+                     disable=not sys.stderr.isatty()) as bar:
+            jobs = {pool.submit(job, p): p for p in preds}
+            for pred, fut in stop.completed(jobs, "evaluation"):
+                report = fut.result()
+                if report is None:
+                    continue
+                reports.append(report)
+                bar.update(1)
+                line = f"[{len(reports)}/{len(preds)}] {pred.label}: {report.outcome}"
+                bar.write(line, file=sys.stderr) if not bar.disable else log(line)
+        summary = write_summary(layout, reports, [])
+        if stop.requested:
+            raise Interrupted(summary, len(preds) - len(reports))
+    return summary
+
+
+def _copy_references(layout: RunLayout, key: str, cached: Path) -> tuple[str, Path]:
+    """The bundle copied into the run, verified and hashed before any candidate runs (reports
+    record these hashes)."""
+    dest = layout.references(key)
+    hashes = copy_references(cached, dest)
+    _REF_HASHES[key] = {(dest / rel).relative_to(layout.root).as_posix(): h
+                        for rel, h in hashes.items() if Path(rel).name in (*RUN_FILES, KERNEL)}
+    return key, dest
 
 
 def _report(spec: RunSpec, pred: Prediction, layout: RunLayout, target: Target, **fields: Any) -> Report:
@@ -209,17 +217,3 @@ def reference_device_of(bundle: Path) -> str | None:
     except ReportError:
         return None
     return parts.get("reference_device") if isinstance(parts, dict) else None
-
-
-def write_summary(layout: RunLayout, reports: list[Report], errors: list[str]) -> dict[str, Any]:
-    counts: dict[str, dict[str, int]] = {}
-    for r in reports:
-        c = counts.setdefault(r.agent, {"migrated": 0, "total": 0})
-        c["total"] += 1
-        c["migrated"] += int(bool(r.verdict.get("migrated")))
-    paths = sorted(f"{r.label}/{REPORT}" for r in reports)
-    summary = {"schema_version": SCHEMA_VERSION, "run_id": layout.run_id, "harness_version": __version__,
-               "corpus_revision": revision(), "created_at": now_iso(), "evaluations": paths,
-               "counts": counts, "errors": errors}
-    write_json(layout.summary, summary)
-    return summary

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpu2tpu.errors import UserError
 from gpu2tpu.record.report import evaluation_name
 
 SCHEMA_VERSION = 1
@@ -53,8 +54,8 @@ class Prediction:
         return digest.hexdigest()
 
 
-class PredictionError(ValueError):
-    pass
+class PredictionError(UserError, ValueError):
+    """A predictions file or line that cannot be read: the submitter's input (exit status 2)."""
 
 
 def parse_line(text: str, number: int, base: Path) -> Prediction:

@@ -19,14 +19,16 @@ from typing import Any
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness import node_facts, ray_tasks
 from gpu2tpu.harness.engine import RayOptions
-from gpu2tpu.harness.evaluate import _report, log, write_summary
-from gpu2tpu.harness.predictions import Prediction, read_predictions
+from gpu2tpu.harness.evaluate import _report, log
+from gpu2tpu.harness.inputs import check_request, select
+from gpu2tpu.harness.predictions import Prediction
 from gpu2tpu.harness.ref_store import ReferenceStore, local_bundle
 from gpu2tpu.harness.references import copy_references
+from gpu2tpu.harness.run_dir import STAGING, refresh_summary, write_summary
 from gpu2tpu.judge.verdict import infra_verdict
 from gpu2tpu.record.report import REPORT, Report, RunLayout
 from gpu2tpu.record.targets import Target, get_target
-from gpu2tpu.tasks.finder import TASK_DIRS_ENV, find_task
+from gpu2tpu.tasks.finder import TASK_DIRS_ENV
 from gpu2tpu.tasks.spec import RunSpec
 
 # Variables that say where tasks and their sources are: forwarded to the workers.
@@ -80,21 +82,14 @@ def _hosts(ray: Any) -> set[str]:
 def evaluate_on_ray(predictions: Path, run_id: str, runs_root: Path, tasks: list[str] | None,
                     target_name: str, timeout_s: float | None, unsafe: bool,
                     options: RayOptions) -> dict[str, Any]:
-    """`evaluate_predictions`, with each evaluation a Ray task; returns summary.json's content."""
+    """`evaluate_predictions`, with each evaluation a Ray task; returns this invocation's part of
+    summary.json (which lists every evaluation in the run directory, harness/run_dir.py). A Ctrl-C
+    cancels every Ray task at once; what streamed back stays listed."""
+    check_request(run_id, 1, timeout_s)
+    chosen = select(Path(predictions), tasks)  # the whole file checked before Ray starts
+    preds, specs = chosen.predictions, chosen.specs
     ray = _ray()
     target = get_target(target_name)
-    preds, errors = read_predictions(Path(predictions).expanduser())
-    preds = [p for p in preds if not tasks or p.task_id in tasks]
-    specs: dict[str, RunSpec] = {}
-    for pred in preds:
-        if pred.task_id not in specs:
-            try:
-                specs[pred.task_id] = find_task(pred.task_id)
-            except Exception as exc:
-                errors.append(f"{predictions}:line {pred.line}: {exc}")
-    preds = [p for p in preds if p.task_id in specs]
-    for err in errors:
-        log(f"skipped: {err}")
     layout = RunLayout(Path(runs_root).expanduser().absolute() / run_id)
     layout.root.mkdir(parents=True, exist_ok=True)
     env = {k: os.environ[k] for k in _FORWARDED_ENV if os.environ.get(k)}
@@ -107,9 +102,12 @@ def evaluate_on_ray(predictions: Path, run_id: str, runs_root: Path, tasks: list
                             "grade against the same references")
         ready = _build_references(ray, specs, target, options, layout)
         reports = _evaluate(ray, preds, specs, ready, target, timeout_s, unsafe, options, layout)
+    except KeyboardInterrupt:
+        refresh_summary(layout)  # what streamed back before the interrupt stays listed
+        raise
     finally:
         ray.shutdown()
-    return write_summary(layout, reports, errors)
+    return write_summary(layout, reports, [])
 
 
 def _build_references(ray: Any, specs: dict[str, RunSpec], target: Target, options: RayOptions,
@@ -192,7 +190,7 @@ def _collect(ray: Any, ref: Any, pred: Prediction, spec: RunSpec, layout: RunLay
     except Exception as exc:  # lost twice (worker or node), or the harness failed on the node
         return _infra(spec, pred, layout, target, f"evaluation failed on Ray: {_short(exc)}")
     eval_dir = layout.evaluation(pred.agent, pred.task_id, pred.attempt)
-    staging = eval_dir.with_name(eval_dir.name + ".incoming")
+    staging = eval_dir.with_name(eval_dir.name + STAGING)
     shutil.rmtree(staging, ignore_errors=True)
     ray_tasks.unpack(result["files"], staging)
     node_facts.write(staging, result["node"], engine="ray")

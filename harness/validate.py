@@ -21,9 +21,11 @@ from typing import Any
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness import validated
 from gpu2tpu.harness.engine import Engine, add_engine_options, engine_from_args, run_evaluations
+from gpu2tpu.harness.inputs import check_run_id, check_workers
 from gpu2tpu.harness.margins import saved_reports, tabulate
+from gpu2tpu.harness.run_dir import refresh_summary
 from gpu2tpu.judge.criteria import CRITERION_NAMES
-from gpu2tpu.record.report import ReportError, RunLayout, read_json, write_json
+from gpu2tpu.record.report import ReportError, RunLayout, read_json
 from gpu2tpu.record.targets import DEFAULT_TARGET, TARGET_NAMES, get_target
 from gpu2tpu.sandbox import process as sandboxed
 from gpu2tpu.task_options import add_task_options, apply_task_options
@@ -155,22 +157,6 @@ def validate(task_ids: list[str], runs_root: Path, run_id: str, workers: int = 1
     return items, verdicts, summary
 
 
-def merged_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    """One summary.json for a validate run graded task by task into one run directory (each
-    task's evaluation writes its own, which would replace the last)."""
-    out = dict(summaries[-1])
-    out["evaluations"] = sorted({rel for s in summaries for rel in s["evaluations"]})
-    counts: dict[str, dict[str, int]] = {}
-    for s in summaries:
-        for agent, c in s.get("counts", {}).items():
-            mine = counts.setdefault(agent, {"migrated": 0, "total": 0})
-            mine["migrated"] += c["migrated"]
-            mine["total"] += c["total"]
-    out["counts"] = counts
-    out["errors"] = [e for s in summaries for e in s.get("errors", [])]
-    return out
-
-
 Verdicts = dict[tuple[str, str], dict[str, Any]]  # (task, agent) -> verdict
 
 
@@ -276,6 +262,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     apply_task_options(args)
     if args.regrade:
         return _cmd_regrade(args.regrade)
+    check_run_id(args.run_id)
+    check_workers(args.workers)
     engine = engine_from_args(args)
     task_ids = args.tasks or ([_task_id_of(d) for d in args.task_dir if (d / "task.yaml").is_file()]
                               if args.task_dir and not args.all else []) or list_tasks()
@@ -308,8 +296,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                                                gold_only, engine)
             summaries.append(summary)
             layout = RunLayout(runs / args.run_id)
-            layout.root.mkdir(parents=True, exist_ok=True)
-            write_json(layout.summary, merged_summary(summaries))
+            refresh_summary(layout)  # every evaluation on disk, this validate's and earlier ones
             how = "ran"
             pins = _keep(spec, args.target, sandbox, layout.root, summary) \
                 if task_id not in gold_only else {}

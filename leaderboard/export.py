@@ -18,6 +18,7 @@ from typing import Any, Protocol, cast
 import duckdb
 import pyarrow.parquet as pq
 
+from gpu2tpu.leaderboard.outdir import write_whole
 from gpu2tpu.leaderboard.queries import VIEWS, view_filters, view_sql
 from gpu2tpu.leaderboard.schema import CURRENT_VERSION
 from gpu2tpu.record.report import hash_file
@@ -54,8 +55,17 @@ class ExportError(Exception):
     """An export directory is missing, incomplete, or does not match its manifest."""
 
 
+OWNED = (MANIFEST, "README.md", "tables", "views")  # what an export writes in its folder
+
+
 def export_store(con: duckdb.DuckDBPyConnection, to_dir: Path) -> dict[str, Any]:
-    """Write every table and view as parquet plus a manifest; return the manifest."""
+    """Write every table and view as parquet plus a manifest; return the manifest. The folder is
+    written beside `to_dir` and renamed into place: a failure leaves the earlier export (or none),
+    never part of one (outdir.write_whole)."""
+    return write_whole(to_dir, OWNED, lambda stage: _export(con, stage))
+
+
+def _export(con: duckdb.DuckDBPyConnection, to_dir: Path) -> dict[str, Any]:
     import gpu2tpu.corpus as corpus
     from gpu2tpu import __version__
 

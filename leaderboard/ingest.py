@@ -31,6 +31,7 @@ from gpu2tpu.leaderboard.runfiles import (
     load_entries,
 )
 from gpu2tpu.leaderboard.schema import ROLLUP_TABLES, StoreError, open_writable, rollup_select
+from gpu2tpu.leaderboard.store import explain
 from gpu2tpu.record.report import Report, ReportError, RunLayout
 
 VERIFIED = "verified"  # re-executed by the maintainers from the submitted predictions
@@ -105,10 +106,10 @@ def submit(run_dir: Path, metadata_path: Path, db: Path, *, trust: str = SELF_RE
                 f"{Path(metadata_path).name} (found: {', '.join(sorted({r.data['agent'] for r in reports}))})"
             )
         batches.append(_batch(run_dir, ours, metadata, prices, price_version, trust, now))
-    try:
+    try:  # waits (bounded, announced) for another writer or a reader: store.connect
         con = open_writable(db)
-    except (duckdb.IOException, StoreError) as exc:
-        raise SubmissionRefused(f"cannot open store {db} for writing: {exc}") from exc
+    except StoreError as exc:  # one line: busy, damaged, unwritable, newer schema
+        raise SubmissionRefused(str(exc)) from None
     try:
         used = [r for r in reports if r.data["agent"] in agents and r.data.get("reference")]
         if trust == VERIFIED:
@@ -116,6 +117,8 @@ def submit(run_dir: Path, metadata_path: Path, db: Path, *, trust: str = SELF_RE
             return _write(con, db, batches, prices, ignored, now, publish=used)
         _set_reference_status(batches, check_published(con, used))
         return _write(con, db, batches, prices, ignored, now, publish=[])
+    except duckdb.Error as exc:  # a damaged block DuckDB's checksum caught, a full disk, ...
+        raise SubmissionRefused(str(explain(exc, db, writing=True))) from None
     finally:
         con.close()
 
@@ -226,7 +229,10 @@ def _write(
             price_table.sync_prices(con, prices)
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # a failed COMMIT has rolled back already; report the first error
         raise
     return SubmitResult(
         written[0] if written else None, len(all_new), len(present), changed, ignored, db,

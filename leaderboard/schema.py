@@ -14,12 +14,10 @@ import duckdb
 
 from gpu2tpu.leaderboard.criteria_sql import expand_criteria
 from gpu2tpu.leaderboard.paths import DB_ENV, default_db_path
+from gpu2tpu.leaderboard.store import StoreError, connect, explain, unwritable
 
-__all__ = ["DB_ENV", "default_db_path"]  # re-exported: the store's location lives in paths.py
-
-
-class StoreError(Exception):
-    """The store cannot be used as asked (missing, or at another schema version)."""
+# re-exported: the store's location lives in paths.py, opening it (locks, damage) in store.py
+__all__ = ["DB_ENV", "StoreError", "default_db_path"]
 
 
 @dataclass(frozen=True)
@@ -292,22 +290,38 @@ def migrate(
 
 
 def open_writable(path: Path) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) the store for writing and bring it to the current schema."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(path))
-    migrate(con)
+    """Open (creating if needed) the store for writing and bring it to the current schema. Waits
+    for other processes' locks (store.connect); refuses a damaged or unwritable file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise unwritable(path, exc) from None
+    con = connect(path, read_only=False)
+    try:
+        migrate(con)
+    except duckdb.Error as exc:
+        con.close()
+        raise explain(exc, path, writing=True) from None
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
 def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
-    """Open the store read-only; it must exist and be at the current schema version."""
+    """Open the store read-only; it must exist, be whole, and be at the current schema version.
+    Waits (bounded) while a writer holds it (store.connect)."""
     if not path.exists():
         raise StoreError(
             f"no leaderboard store at {path}; submit a run first (gpu2tpu submit RUN_DIR "
-            "--metadata FILE), or pass --db PATH / --from EXPORT_DIR"
+            "--metadata FILE), or pass --db PATH (or set $GPU2TPU_DB) or --from EXPORT_DIR"
         )
-    con = duckdb.connect(str(path), read_only=True)
-    version = schema_version(con)
+    con = connect(path, read_only=True)
+    try:
+        version = schema_version(con)
+    except duckdb.Error as exc:
+        con.close()
+        raise explain(exc, path) from None
     if version != CURRENT_VERSION:
         con.close()
         raise StoreError(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import duckdb
 
 from gpu2tpu.judge.criteria import CATEGORIES, CRITERIA
+from gpu2tpu.leaderboard.outdir import write_whole
 from gpu2tpu.leaderboard.queries import VIEWS, render, run_view
 from gpu2tpu.leaderboard.safetext import FILE_TEXT_LIMIT, json_for_html, public_json, public_text
 from gpu2tpu.leaderboard.site_details import write_details
@@ -33,15 +33,22 @@ _PALETTE = ("#b71c1c", "#e65100", "#fbc02d", "#6a1b9a", "#00acc1", "#ec407a", "#
             "#455a64", "#8d6e63", "#ff8a65", "#1565c0", "#00897b", "#b0bec5", "#c0ca33", "#5d4037")
 GRID_KEYS = ("", "migrated", "partly migrated", *CATEGORIES)  # '0' + index per agents x tasks cell
 
+SITE_FILES = ("index.html", "README.md", "details", "files", *(f"{v}.md" for v in VIEWS))
+
+
 def build_site(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path | None = None) -> Path:
     """Write the page to `to_dir` (index.html, details/, views as markdown); return index.html.
     With `runs_root` (the directory holding runs/<run_id>), each evaluation's report.json and
-    trace are copied under files/ and linked from its drill-down."""
+    trace are copied under files/ and linked from its drill-down. The folder is written beside
+    `to_dir` and renamed into place: a failure leaves the earlier page (or none), never part of one."""
     to_dir = Path(to_dir).expanduser()
-    to_dir.mkdir(parents=True, exist_ok=True)
+    write_whole(to_dir, SITE_FILES, lambda stage: _write_site(con, stage, runs_root))
+    return to_dir / "index.html"
+
+
+def _write_site(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path | None) -> None:
     data = page_data(con)
     details = to_dir / "details"
-    shutil.rmtree(details, ignore_errors=True)
     details.mkdir()
     index = {(a["agent"], a["model"], a["trust"]): a["i"] for a in data["agents"]}
     write_details(details, {index[key]: evals for key, evals in
@@ -53,13 +60,11 @@ def build_site(con: duckdb.DuckDBPyConnection, to_dir: Path, runs_root: Path | N
     # one pass over the template: text inside the data is never taken for a placeholder
     page = re.sub(r"/\*(CSS|DATA|JS)\*/", lambda m: parts[m.group(1)],
                   (ASSETS / "site.html").read_text())
-    path = to_dir / "index.html"
-    path.write_text(page)
+    (to_dir / "index.html").write_text(page)
     (to_dir / "README.md").write_text(  # a Hugging Face static Space serves the folder as is
         "---\ntitle: gpu2tpu leaderboard\nemoji: 📈\nsdk: static\napp_file: index.html\n"
         "pinned: false\n---\n\nThe gpu2tpu leaderboard: open index.html (no server needed).\n"
     )
-    return path
 
 
 def page_data(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:

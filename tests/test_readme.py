@@ -90,13 +90,14 @@ def test_paths_a_user_can_type(tmp_path: Path) -> None:
     (cwd / "my preds.jsonl").write_text(json.dumps(line) + "\n")
     env = {**user_env(tmp_path), "HOME": str(home)}
     gpu2tpu = ".venv/bin/gpu2tpu"
-    proc = subprocess.run([gpu2tpu, "evaluate", "--predictions", "my preds.jsonl", "--run-id", "r 1",
+    # a run id is a plain name (a space in one is refused, issue 42); the paths hold the spaces
+    proc = subprocess.run([gpu2tpu, "evaluate", "--predictions", "my preds.jsonl", "--run-id", "r-1",
                            "--runs", "~/linked/runs"], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr
-    report = real / "runs" / "r 1" / "example-agent" / "varlen_cls" / "report.json"
+    report = real / "runs" / "r-1" / "example-agent" / "varlen_cls" / "report.json"
     assert json.loads(report.read_text())["verdict"]["migrated"]
-    proc = subprocess.run([gpu2tpu, "report", "~/linked/runs/r 1"], cwd=cwd, env=env,
+    proc = subprocess.run([gpu2tpu, "report", "~/linked/runs/r-1"], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and "varlen_cls" in proc.stdout, proc.stdout + proc.stderr
 

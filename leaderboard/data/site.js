@@ -14,7 +14,7 @@
     return n;
   };
   const pct = (v) => (v == null ? "–" : (100 * v).toFixed(1) + "%");
-  const usd = (v) => (v == null ? "–" : "$" + (v < 1 ? v.toFixed(4) : v.toFixed(2)));
+  const usd = (v) => (v == null ? "–" : v === 0 ? "$0" : "$" + (v < 1 ? v.toFixed(4) : v.toFixed(2)));
   const num = (v, d) => (v == null ? "–" : Number(v).toFixed(d));
   const COLUMNS = [
     { key: "rank", label: "Rank", fmt: (v) => (v == null ? "–" : v) },
@@ -30,7 +30,9 @@
     { key: "tasks", label: "Tasks", fmt: (v) => v },
     { key: "evaluations", label: "Runs", fmt: (v) => v },
   ];
-  const state = { sort: "rank", dir: 1, q: "", trust: "verified" };
+  // ranked (verified) entries first; a page with none opens on everything, marked self-reported
+  const verified = D.agents.some((a) => a.trust === "verified");
+  const state = { sort: "rank", dir: 1, q: "", trust: verified || !D.agents.length ? "verified" : "all" };
 
   function rows() {
     const q = state.q.toLowerCase();
@@ -81,6 +83,13 @@
     $("#hidden").textContent = hidden.length ? `${hidden.length} ${kinds} ${hidden.length === 1 ? "entry" : "entries"} ` +
       `hidden: choose Results "all" (or "${kinds}") to see ${hidden.length === 1 ? "it" : "them"}` : "";
   }
+  function trustNote() {  // no verified entry: say that none is ranked, and why
+    const note = $("#trust-note");
+    note.hidden = verified || !D.agents.length;
+    note.textContent = note.hidden ? "" : `No verified results yet: all ${D.agents.length} ` +
+      `${D.agents.length === 1 ? "entry is" : "entries are"} self-reported (graded by the submitter, ` +
+      `not re-executed by the maintainers), so none is ranked.`;
+  }
 
   // ---- plots (inline SVG and canvas; no libraries) ----
   const SVGNS = "http://www.w3.org/2000/svg";
@@ -91,6 +100,14 @@
   };
   function scatter() {
     const pts = D.agents.filter((a) => a.migrated_rate != null && a.usd_per_task != null);
+    if (!pts.some((a) => a.usd_per_task > 0)) {  // no cost axis to draw: say so in words
+      $("#plot-scatter").append(el("p", { class: "note", id: "scatter-none", text: pts.length
+        ? "Every entry here cost $0 per task (agent and execution cost together; the practice " +
+          "target xla-cpu is priced at zero), so there is no cost axis to plot: the migrated " +
+          "rates are in the ranking above."
+        : "No entry has a migrated rate and a cost yet: nothing to plot." }));
+      return;
+    }
     const W = 520, H = 300, L = 50, B = 36;
     const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", id: "scatter-svg",
       "aria-label": "migrated rate against cost per task" });
@@ -103,8 +120,8 @@
       lab.textContent = Math.round(t * 100) + "%";
       s.append(lab);
     }
-    for (const t of [0, 0.5, 1]) {
-      const lab = svg("text", { x: x(t * maxX), y: H - B + 16, "text-anchor": "middle" });
+    for (const t of [0, 0.5, 1]) {  // the last label ends at the axis's end: never cut off
+      const lab = svg("text", { x: x(t * maxX), y: H - B + 16, "text-anchor": t === 1 ? "end" : "middle" });
       lab.textContent = usd(t * maxX);
       s.append(lab);
     }
@@ -155,36 +172,55 @@
   function grid() {
     const keys = D.grid_keys, tasks = D.tasks;
     const agents = D.agents.filter((a) => D.grid[a.i]);
-    const cell = Math.max(3, Math.min(14, Math.floor(900 / Math.max(1, tasks.length))));
-    const L = 150;
-    const cv = el("canvas", { id: "grid-canvas", width: L + tasks.length * cell, height: agents.length * cell + 2 });
-    const g = cv.getContext("2d");
-    g.font = Math.min(11, cell) + "px system-ui";
+    // cells never smaller than a label's line: a wide grid scrolls sideways (#grid-wrap)
+    const cell = Math.max(11, Math.min(14, Math.floor(900 / Math.max(1, tasks.length))));
+    const L = 150, font = "11px system-ui, sans-serif";
+    const short = (t) => (t.length > 36 ? t.slice(0, 35) + "…" : t);
+    const cv = el("canvas", { id: "grid-canvas", role: "img",
+      "aria-label": `verdicts of ${agents.length} agents (rows) on ${tasks.length} tasks (columns)` });
+    let g = cv.getContext("2d");
+    g.font = font;
+    // the column labels (task ids) stand upright above the cells: T pixels of header
+    const T = 8 + Math.ceil(Math.max(0, ...tasks.map((t) => g.measureText(short(t)).width)));
+    cv.width = L + tasks.length * cell + 4;
+    cv.height = T + agents.length * cell + 2;
+    g = cv.getContext("2d");  // resizing reset the context's state
+    g.font = font;
+    g.fillStyle = "#444";
+    tasks.forEach((t, c) => {
+      g.save();
+      g.translate(L + c * cell + cell / 2 + 4, T - 4);
+      g.rotate(-Math.PI / 2);
+      g.textAlign = "left";
+      g.fillText(short(t), 0, 0);
+      g.restore();
+    });
     g.textAlign = "right";
     agents.forEach((a, r) => {
       g.fillStyle = "#444";
-      if (cell >= 8) g.fillText(a.agent.slice(0, 22), L - 4, r * cell + cell - 2);
+      g.fillText(a.agent.length > 22 ? a.agent.slice(0, 21) + "…" : a.agent, L - 4, T + r * cell + cell - 2);
       const codes = D.grid[a.i];
       for (let t = 0; t < tasks.length; t++) {
         const k = keys[codes.charCodeAt(t) - 48];
         if (!k) continue;
         g.fillStyle = D.colors[k];
-        g.fillRect(L + t * cell, r * cell, cell - 1, cell - 1);
+        g.fillRect(L + t * cell, T + r * cell, cell - 1, cell - 1);
       }
     });
-    cv.onclick = (e) => {
-      const b = cv.getBoundingClientRect();
-      const r = Math.floor((e.clientY - b.top) / cell), t = Math.floor((e.clientX - b.left - L) / cell);
-      if (agents[r] && t >= 0 && t < tasks.length) openAgent(agents[r], tasks[t]);
-    };
     const cellAt = (e) => {
       const b = cv.getBoundingClientRect();
-      return [agents[Math.floor((e.clientY - b.top) / cell)], Math.floor((e.clientX - b.left - L) / cell)];
+      const x = (e.clientX - b.left) * cv.width / b.width, y = (e.clientY - b.top) * cv.height / b.height;
+      const t = Math.floor((x - L) / cell);
+      return [y < T ? null : agents[Math.floor((y - T) / cell)], t >= 0 && t < tasks.length ? t : -1];
+    };
+    cv.onclick = (e) => {
+      const [a, t] = cellAt(e);
+      if (a && t >= 0) openAgent(a, tasks[t]);
     };
     cv.onmousemove = (e) => {
       const [a, t] = cellAt(e);
-      cv.title = a && t >= 0 && t < tasks.length
-        ? `${a.agent} × ${tasks[t]}: ${keys[D.grid[a.i].charCodeAt(t) - 48] || "not run"} (click to open)` : "";
+      cv.title = t < 0 ? "" : a ? `${a.agent} × ${tasks[t]}: ${keys[D.grid[a.i].charCodeAt(t) - 48] || "not run"} (click to open)`
+        : tasks[t];
     };
     $("#grid-wrap").append(cv);
     $("#plot-grid").append(legend(keys.filter(Boolean)));
@@ -323,6 +359,8 @@
 
   $("#q").oninput = (ev) => { state.q = ev.target.value; renderRanking(); };
   $("#trust").onchange = (ev) => { state.trust = ev.target.value; renderRanking(); };
+  $("#trust").value = state.trust;
+  trustNote();
   renderRanking();
   scatter();
   categoryBars();

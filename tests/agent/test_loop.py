@@ -227,7 +227,7 @@ def test_cli_end_to_end(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.Mon
 
     def args(task: str = "toy", price: list[str] | None = None, url: str = "http://127.0.0.1:9"
              ) -> list[str]:
-        return ["agent", "run", "--tasks", task, "--tasks-dir", str(tasks_dir), "--model",
+        return ["agent", "run", "--tasks", task, "--task-dir", str(tasks_dir), "--model",
                 "my-local-model", *(["--price-per-mtok", "1,2"] if price is None else price),
                 "--out", str(out), "--max-steps", "4", "--work-dir", str(tmp_path),
                 "--base-url", url]

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from corpus_helpers import TASK
@@ -22,6 +23,7 @@ from gpu2tpu.corpus.build import BuildError, build
 from gpu2tpu.corpus.hub import load
 from gpu2tpu.corpus.records import PROJECTS_DIR, record_paths
 from gpu2tpu.corpus.schema import PROJECT_FEATURES, TASK_FEATURES
+from gpu2tpu.corpus.shipped import content_revision
 
 
 def _offline_python(code: str, tmp: Path) -> Any:
@@ -64,16 +66,31 @@ print(json.dumps({{"splits": sorted(p), "main": main.num_rows, "ref": p["referen
     assert got["results"] == [{"metric": "top1_accuracy", "value": 76.1, "dataset": "CIFAR-10"}]
 
 
-def test_build_is_deterministic_and_revision_is_parquet_hash(small, tmp_path):
+def test_build_is_deterministic_and_revision_is_the_rows_hash(small, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     ra, rb = _build(small, a), _build(small, b)
     files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     for rel in files:
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
-    parquet = sorted(a.glob("data/*.parquet"))
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in parquet)).hexdigest()[:12]
+    parts = []  # each split's path and its rows as canonical JSON, in path order
+    for path in sorted(a.glob("data/*.parquet")):
+        rows = json.dumps(pq.read_table(path).to_pylist(), sort_keys=True, ensure_ascii=False,
+                          separators=(",", ":"))
+        parts.append(f"data/{path.name}\n{rows}\n".encode())
+    digest = hashlib.sha256(b"".join(parts)).hexdigest()[:12]
     assert ra.revision == rb.revision == digest == (a / "REVISION").read_text().strip()
+
+
+def test_revision_is_the_content_not_the_parquet_bytes(small, tmp_path):
+    """Another writer (pyarrow version, compression) gives other bytes but the same revision."""
+    out = tmp_path / "ds"
+    res = _build(small, out)
+    path = out / "data/projects-main.parquet"
+    before = path.read_bytes()
+    pq.write_table(pq.read_table(path), path, compression="snappy")
+    assert path.read_bytes() != before
+    assert content_revision(out) == res.revision
 
 
 def test_card_and_side_files(small, tmp_path):
@@ -128,7 +145,7 @@ def test_build_refuses_invalid_records_unless_allowed(small, tmp_path, capsys):
     with pytest.raises(BuildError, match="curated.paper_url"):
         build(tmp_path / "ds", projects, small["curation"], small["tasks"])
     argv = ["corpus", "build", "--out", str(tmp_path / "ds"), "--projects-dir", str(projects),
-            "--curation-dir", str(small["curation"]), "--tasks-dir", str(small["tasks"])]
+            "--curation-dir", str(small["curation"]), "--task-dir", str(small["tasks"])]
     assert main(argv) == 2
     assert main([*argv, "--allow-invalid"]) == 0
     assert "projects/main: 2" in capsys.readouterr().out
@@ -139,6 +156,15 @@ def test_bad_task_yaml_names_the_field(small, tmp_path):
     (tasks / "t").mkdir(parents=True)
     (tasks / "t" / "task.yaml").write_text(yaml.safe_dump({**TASK, "steps": "forty"}))
     with pytest.raises(BuildError, match=r"task.yaml: steps: expected int"):
+        build(tmp_path / "ds", small["projects"], small["curation"], tasks)
+
+
+def test_a_task_folder_named_other_than_its_task_id_is_refused(small, tmp_path):
+    """The finder lists tasks by folder: a row under another name would be a task nobody lists."""
+    tasks = tmp_path / "tasks"
+    (tasks / "other").mkdir(parents=True)
+    (tasks / "other" / "task.yaml").write_text(yaml.safe_dump(TASK))
+    with pytest.raises(BuildError, match=r"task_id 'toy' differs from its folder 'other'"):
         build(tmp_path / "ds", small["projects"], small["curation"], tasks)
 
 
@@ -163,9 +189,7 @@ def test_embedded_corpus_matches_records(tmp_path):
     assert ds["main"].num_rows + ds["reference_only"].num_rows == n_records
     ids = sorted([*ds["main"]["id"], *ds["reference_only"]["id"]])
     assert ids == sorted(p.stem for p in record_paths(PROJECTS_DIR))
-    parquet = sorted(DATA_DIR.glob("data/*.parquet"))
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in parquet)).hexdigest()[:12]
-    assert revision() == digest
+    assert revision() == content_revision(DATA_DIR)
     code = f"""
 import json, datasets
 p = datasets.load_dataset({str(DATA_DIR)!r}, "projects")

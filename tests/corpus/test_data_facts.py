@@ -106,6 +106,8 @@ def test_unresolved_name_names_the_record_and_what_to_add() -> None:
     (lambda e: e.update(standin="tasks/nobody__nothing/prepare.py"),
      "nobody__nothing/prepare.py, which does not exist"),
     (lambda e: e.update(standin="kit.standin_cifar10"), "field 'standin' must be false or start with"),
+    (lambda e: e.update(standin="tasks/akamaster__pytorch_resnet_cifar10/prepare.py (kit.cifar_batch)"),
+     "field 'standin' names kit.cifar_batch, which tasks/task_kit.py does not define"),
     (lambda e: e.update(evidence=[]), "field 'evidence' must be a non-empty list"),
     (lambda e: e.update(size="two\nlines"), "field 'size' must be one non-empty line"),
     (lambda e: e.update(licence="MIT"), "unknown field 'licence'"),

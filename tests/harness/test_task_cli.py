@@ -258,10 +258,16 @@ def test_validate_writes_one_summary_for_every_task_it_graded(
     import json
 
     import gpu2tpu.harness.validate as validate_module
+    from gpu2tpu.record.report import Report
 
     def fake_validate(task_ids: list[str], *args: Any) -> tuple[list[Any], dict[Any, Any], dict[str, Any]]:
         rel = f"gold/{task_ids[0]}/report.json"
-        return [], {}, {"run_id": "v", "evaluations": [rel], "errors": [f"{task_ids[0]} note"],
+        path = tmp_path / "runs" / "v" / rel
+        path.parent.mkdir(parents=True)
+        Report(run_id="v", task_id=task_ids[0], task_hash="h", agent="gold", attempt=1,
+               prediction_hash="p", target="xla-cpu", created_at="now",
+               verdict={"migrated": True}).write(path)
+        return [], {}, {"run_id": "v", "evaluations": [rel], "errors": [],
                         "counts": {"gold": {"migrated": 1, "total": 1}}}
 
     monkeypatch.setattr(validate_module, "validate", fake_validate)
@@ -271,4 +277,4 @@ def test_validate_writes_one_summary_for_every_task_it_graded(
     assert rc == 0
     assert summary["evaluations"] == ["gold/ddp_mlp/report.json", "gold/varlen_cls/report.json"]
     assert summary["counts"] == {"gold": {"migrated": 2, "total": 2}}
-    assert summary["errors"] == ["ddp_mlp note", "varlen_cls note"]
+    assert summary["errors"] == []

@@ -1,6 +1,6 @@
 """The page and the views say what their trust filter hides: a store holding only self-reported
-results (the README demo's) shows an empty ranking and `(no rows)`, plus a line saying how many
-results are hidden and how to see them."""
+results (the README demo's) gives `(no rows)` in the views that count verified results, plus a
+line saying how many results are hidden and how to see them; its page opens on every entry."""
 
 from __future__ import annotations
 
@@ -56,15 +56,25 @@ def test_views_say_how_many_results_they_hide(self_reported_store: Path, capsys)
     con.close()
 
 
-def test_the_page_says_how_many_entries_it_hides(browser: Any, self_reported_store: Path,  # noqa: F811
-                                                  tmp_path: Path) -> None:
+def test_a_page_without_verified_entries_opens_on_all_of_them(browser: Any,  # noqa: F811
+                                                                self_reported_store: Path,
+                                                                tmp_path: Path) -> None:
+    """The README demo's page (issue 42): every entry shown at once, marked self-reported, with a
+    line saying none is ranked; choosing verified then says what that hides."""
     con = open_read_only(self_reported_store)
     build_site(con, tmp_path / "site")
     con.close()
     page = open_page(browser, tmp_path / "site")
+    assert page.locator("#trust").input_value() == "all"
+    assert page.locator("#ranking tbody tr").count() == 2
+    assert page.locator("#ranking .badge").all_inner_texts() == ["self-reported"] * 2
+    assert page.locator("#count").inner_text() == "2 of 2 entries"
+    assert page.locator("#trust-note").inner_text() == (
+        "No verified results yet: all 2 entries are self-reported (graded by the submitter, not "
+        "re-executed by the maintainers), so none is ranked.")
+    assert page.locator("#hidden").inner_text() == ""
+    page.select_option("#trust", "verified")
     assert page.locator("#ranking tbody tr").count() == 0
     assert page.locator("#hidden").inner_text() == (
         '2 self-reported entries hidden: choose Results "all" (or "self-reported") to see them')
-    page.select_option("#trust", "all")
-    assert page.locator("#ranking tbody tr").count() == 2 and page.locator("#hidden").inner_text() == ""
     assert page.errors == []

@@ -20,7 +20,7 @@ from gpu2tpu.leaderboard.site_details import shown, split_digits
 
 # what the page printed before (raw figures, site.js usd() and num()), for each fact line
 OLD_FACTS_JS = """([agentUsd, execUsd, chipS, stepS, refS]) => {
-  const usd = (v) => (v == null ? "–" : "$" + (v < 1 ? v.toFixed(4) : v.toFixed(2)));
+  const usd = (v) => (v == null ? "–" : v === 0 ? "$0" : "$" + (v < 1 ? v.toFixed(4) : v.toFixed(2)));
   const num = (v, d) => (v == null ? "–" : Number(v).toFixed(d));
   return [usd(agentUsd), usd(execUsd), num(chipS, 1),
           stepS == null ? "–" : `${num(stepS * 1000, 1)} ms (reference ${
