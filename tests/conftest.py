@@ -13,7 +13,7 @@ from reference_reuse import reuse_references
 
 from gpu2tpu.cache import cache_root
 from gpu2tpu.harness import validated
-from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, Labelled, labelled_migrations, plan
+from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, Labelled, ci_plan, labelled_migrations, plan
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.sources import SOURCES_ENV, source_present
 
@@ -81,6 +81,21 @@ def pytest_configure(config: pytest.Config) -> None:
                   f"{' (' + ', '.join(reused) + ')' if reused else ''}")
 
 
+def suites(task_ids: list[str], name: str) -> tuple[frozenset[str], dict[str, str]]:
+    """CI's selection (harness/validate.py `ci_plan`): every gold, whole suites of the tasks whose
+    own files changed; every whole suite with GPU2TPU_VALIDATE_ALL=1. Records that lapsed only
+    because grading code changed are named: `gpu2tpu validate --all` writes them again."""
+    if os.environ.get(WHOLE_SUITES_ENV):
+        gold_only, whole = plan(task_ids, changed_only=False)
+    else:
+        gold_only, whole, lapsed = ci_plan(task_ids)
+        for task_id, why in lapsed.items():
+            print(f"{name} suite: {task_id}'s validated.json lapsed ({why}): its gold is graded here; "
+                  "`gpu2tpu validate --all` (or --changed, re-grading kept runs) writes its record")
+    print(f"\n{name} suite: every gold; whole suites of {len(whole)} task(s): {whole}")
+    return gold_only, whole
+
+
 def practice_predictions(whole: set[str]) -> list[dict]:
     """Every practice task's gold, the demo's broken migrations (tests and the leaderboard read
     them), and every labelled migration of the tasks in `whole` (those whose validated.json no
@@ -113,8 +128,7 @@ def practice_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gpu2tpu.harness.evaluate import evaluate_predictions
 
     root = tmp_path_factory.mktemp("practice")
-    _, whole = plan(practice_tasks(), changed_only=not os.environ.get(WHOLE_SUITES_ENV))
-    print(f"\npractice suite: every gold; whole suites of {len(whole)} task(s): {whole}")
+    _, whole = suites(practice_tasks(), "practice")
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps(line) + "\n" for line in practice_predictions(set(whole))))
     # two at a time: CI time, and every timing criterion graded with both cores busy (issue 11)
@@ -172,8 +186,7 @@ def upstream_run(upstream_migrations: dict[str, list[Labelled]],
     from gpu2tpu.harness.evaluate import evaluate_predictions
 
     root = tmp_path_factory.mktemp("upstream")
-    gold_only, whole = plan(UPSTREAM, changed_only=not os.environ.get(WHOLE_SUITES_ENV))
-    print(f"\nupstream suite: every gold; whole suites of {len(whole)} task(s): {whole}")
+    gold_only, whole = suites(UPSTREAM, "upstream")
     lines = [{"schema_version": 1, "task_id": m.task_id, "agent": m.agent, "patch": m.patch,
               "claimed_success": True}
              for task_id in longest_first(UPSTREAM) for m in upstream_migrations[task_id]

@@ -92,3 +92,21 @@ def test_validate_builds_later_tasks_references_while_the_first_is_graded(
     assert main(["validate", "--tasks", "varlen_cls", "charlm", "--runs", str(tmp_path / "runs"),
                  "--run-id", "r", "--no-record"]) == 0
     assert seen_while_grading["varlen_cls"] and asked == ["charlm"]
+
+
+def test_ci_grades_whole_suites_only_where_a_tasks_own_files_changed(task: Path):
+    """A grading-code change lapses every record, but CI grows with what a change touched: it
+    grades every gold, and whole suites only of tasks whose own files changed (or never
+    validated); `validate --all` is what writes the lapsed records again."""
+    from gpu2tpu.harness.validate import ci_plan
+
+    spec = load_spec(task)
+    validated.write(spec, migrations=5, wall_s=1.0, how="ran")
+    record = json.loads((task / VALIDATED_FILE).read_text())
+    (task / VALIDATED_FILE).write_text(json.dumps({**record, "recorder": "0" * 64}))
+    gold_only, whole, lapsed = ci_plan(["varlen_cls", "charlm"])
+    assert gold_only == {"varlen_cls"} and set(whole) == {"charlm"}  # charlm: never validated
+    assert lapsed["varlen_cls"].startswith("the recording code")
+    (task / "migrations" / "broken" / "dynamic_padding.yaml").write_text("category: crash\n")
+    gold_only, whole, _ = ci_plan(["varlen_cls"])
+    assert not gold_only and whole["varlen_cls"].startswith("the task's files")
