@@ -35,7 +35,7 @@ def test_a_run_stopped_at_the_callers_timeout_is_timeout_everywhere(
     assert main(["report", str(runs / "cut"), "--json"]) == 0
     reported = json.loads(capsys.readouterr().out)[0]["verdict"]["category"]
     meta = tmp_path / "meta.yaml"
-    meta.write_text("agent: cut\nmodel: none\norganisation: tests\n")
+    meta.write_text("agent: gold\nmodel: none\norganisation: tests\n")
     db = tmp_path / "lb.duckdb"
     assert main(["submit", str(runs / "cut"), "--metadata", str(meta), "--db", str(db)]) == 0
     con = duckdb.connect(str(db), read_only=True)
