@@ -16,9 +16,10 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn, TypeVar
+
+from gpu2tpu.sandbox import _descendants as descendants  # the one /proc walk of a process tree
 
 T = TypeVar("T")
 EXIT_INTERRUPTED = 130
@@ -92,21 +93,3 @@ def hard_stop() -> NoReturn:
         except (ProcessLookupError, PermissionError):
             pass
     os._exit(EXIT_INTERRUPTED)
-
-
-def descendants(root: int) -> list[int]:
-    """Every process below `root`, read from /proc (whatever session or group it is in)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    out, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
