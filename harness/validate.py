@@ -21,6 +21,7 @@ from typing import Any
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness import validated
 from gpu2tpu.harness.engine import Engine, add_engine_options, engine_from_args, run_evaluations
+from gpu2tpu.harness.evidence_here import say_at_start
 from gpu2tpu.harness.inputs import check_run_id, check_workers
 from gpu2tpu.harness.margins import saved_reports, tabulate
 from gpu2tpu.harness.run_dir import refresh_summary
@@ -278,6 +279,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     check_run_id(args.run_id)
     check_workers(args.workers)
     engine = engine_from_args(args)
+    say_at_start(engine.name, args.target)
     task_ids = args.tasks or ([_task_id_of(d) for d in args.task_dir if (d / "task.yaml").is_file()]
                               if args.task_dir and not args.all else []) or list_tasks()
     gold_only, whole = plan(task_ids, args.changed)

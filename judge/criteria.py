@@ -33,7 +33,7 @@ from gpu2tpu.tasks.spec import RunSpec
 # and the reads or compilations that only moved with it (fewer steps, another model structure).
 CATEGORIES = ("patch_rejected", "tampered", "crash", "timeout", "wrong_device", "cpu_fallback",
               "chips_unused", "config_drift", "workload_changed", "recompilation", "host_sync",
-              "numerics_drift", "goal_regressed", "slow", "infra")
+              "numerics_drift", "goal_regressed", "slow", "unverified", "infra")
 
 
 @dataclass(frozen=True)
@@ -250,8 +250,10 @@ def hardware(i: Inputs) -> CriterionResult:
               (", ".join(f"{op} x{n}" for op, n in sorted(extra.items())) if extra else "none"),
               "cpu_fallback", source=IN_PROCESS)
     # what the kernel saw, against the gold's kernel view: where both exist, both must pass; a
-    # contradiction is tampering when the records put the model's tensors on the target
-    claims = any(map(target.on_target, [*devices, *inputs, *losses]))
+    # contradiction is tampering only where every record puts the model's tensors on the target (an
+    # honest run that computes on the host after moving its model records a host input or loss)
+    recorded = [*(d for d in devices if d not in host), *inputs, *losses]
+    claims = bool(recorded) and all(map(target.on_target, recorded))
     check_kernel(res, target, spec.performance.step_time_budget, cand.kernel, gold.kernel,
                  i.refs[0].kernel if i.refs else None, claims)
     return res
@@ -277,6 +279,14 @@ def _per_step(trace: Trace, key: str, warmup: int) -> tuple[float, int]:
     return (float(end.get(key, 0)) - float(start.get(key, 0))) / n, n
 
 
+def _compiles(trace: Trace, warmup: int) -> tuple[int, int]:
+    """(compilations from the end of warm-up to the last step's record, compilations after it)."""
+    def at(counters: dict[str, Any] | None) -> int:
+        return int((counters or {}).get("compiles", 0))
+    base, last = at(trace.counters_at(warmup - 1)), at(trace.counters_at(len(trace.steps) - 1))
+    return max(0, last - base), max(0, at(trace.final_counters) - last)
+
+
 def _steady_reads(trace: Trace, warmup: int) -> tuple[float, float, int]:
     """Host reads in the steady state: (share of steps after warm-up that read at all, reads in
     the median step, steps). A checkpoint or evaluation that reads every tensor in one step moves
@@ -294,12 +304,15 @@ def performance(i: Inputs) -> CriterionResult:
     perf, tr, gt = spec.performance, cand.trace, gold.trace
     warm = perf.warmup_steps
     if tr.final_counters is not None and gt.final_counters is not None:
-        def after_warmup(t: Trace) -> int:
-            base = (t.counters_at(warm - 1) or {}).get("compiles", 0)
-            return int((t.final_counters or {}).get("compiles", 0)) - int(base)
-        cc, gc = after_warmup(tr), after_warmup(gt)
-        res.check(cc <= gc + perf.compile_allowance, f"{cc} compilations after {warm} warm-up steps "
-                  f"(gold {gc}, allowance {perf.compile_allowance})", "recompilation", source=IN_PROCESS)
+        (cc, c_end), (gc, g_end) = _compiles(tr, warm), _compiles(gt, warm)
+        res.check(cc <= gc + perf.compile_allowance, f"{cc} compilations from warm-up step {warm} to "
+                  f"the last step (gold {gc}, allowance {perf.compile_allowance})", "recompilation",
+                  ("steady_compiles", cc, gc + perf.compile_allowance), source=IN_PROCESS)
+        # after the last step, the final reads and the save cut the last graph where the loop left
+        # it: a cost of the run's end, paid once, whose time the time lines see
+        res.evidence.append({"ok": True, "category": None, "source": IN_PROCESS, "text":
+                             f"{c_end} compilations after the last step (final reads, saving; gold "
+                             f"{g_end}): not recompilation"})
         (c_share, c_typical, n), (g_share, g_typical, _) = _steady_reads(tr, warm), _steady_reads(gt, warm)
         allow = perf.host_sync_allowance
         res.check(c_share <= g_share + allow and c_typical <= g_typical + allow,

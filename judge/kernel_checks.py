@@ -11,7 +11,9 @@ performance criterion allows a migration's time):
   JIT code run by the interpreter's threads or by threads that run PyTorch's kernels (oneDNN's
   JIT). The same training on the host spends it; on the target it is dispatch overhead. At most
   the budget times the gold's.
-In-process records that claim the target beside a kernel view that saw no XLA execution are
+Evidence the grader could not collect (no kernel view, no CPU samples: perf_event_open not
+permitted) fails the line as `unverified`, never a pass.
+In-process records that all claim the target beside a kernel view that saw no XLA execution are
 `tampered`; an honest run on the host fails here as `wrong_device` too (both sources agree); host
 compute beside real XLA execution is work left on the host (`cpu_fallback`).
 """
@@ -27,6 +29,11 @@ if TYPE_CHECKING:
     from gpu2tpu.record.targets import Target
 
 SUPERVISOR, IN_PROCESS = "supervisor", "in-process"
+# The category of a verdict that needs evidence the grader could not collect: not the agent's failure,
+# never ranked (a run is `migrated` only on evidence that was there)
+UNVERIFIED = "unverified"
+ENABLE_SAMPLES = ("enable CPU samples with `sysctl -w kernel.perf_event_paranoid=1`, or run the grader "
+                  "as root or with CAP_PERFMON, then grade again")
 PYTHON_SHARE = 0.05  # a thread with at least this share of its samples in the interpreter runs Python
 # Fewer samples than this are noise (Poisson: +-14%); no CPU-time limit is set below them
 NOISE_SAMPLES = 50
@@ -97,16 +104,20 @@ def profile(kernel: dict[str, Any]) -> Profile:
 
 def check_kernel(res: CriterionResult, target: Target, budget: float, cand: dict[str, Any] | None,
                  gold: dict[str, Any] | None, ref: dict[str, Any] | None, claims: bool) -> None:
-    """The hardware criterion's supervisor lines. `claims`: the run's own records say it used the
-    target; a kernel view that contradicts them makes the line `tampered`, one that agrees with
-    an honest host run `wrong_device`."""
+    """The hardware criterion's supervisor lines. `claims`: every one of the run's own records
+    (parameters, inputs, losses) says it used the target; a kernel view that contradicts them
+    makes the line `tampered`, one that agrees with an honest host run `wrong_device`."""
     bad = "tampered" if claims else "wrong_device"
     said = "; the run's own records claim the target" if claims else ""
     if cand is None:
-        res.check(gold is None, "no kernel view of this run" + (
-            " or of its gold (recorded before the harness kept one): supervisor evidence absent"
-            if gold is None else " although the gold's was recorded: the evaluation is incomplete"),
-            "infra", source=SUPERVISOR)
+        if gold is None:
+            res.check(False, "no kernel view of this run or of its gold (recorded before the harness "
+                      "kept one): what ran where was not observed from outside the run, so the "
+                      "hardware criterion is unverified; grade it again with this harness",
+                      UNVERIFIED, source=SUPERVISOR)
+        else:
+            res.check(False, "no kernel view of this run although the gold's was recorded: the "
+                      "evaluation is incomplete", "infra", source=SUPERVISOR)
         return
     c = profile(cand)
     g = profile(gold) if gold is not None else None
@@ -116,9 +127,8 @@ def check_kernel(res: CriterionResult, target: Target, budget: float, cand: dict
                   + ("" if c.runtime_libraries else said), bad, source=SUPERVISOR)
     _check_chip(res, cand, gold, bad, said)
     if g is None or not (c.sampled and g.sampled):
-        why = "the gold has no kernel view" if g is None else \
-            (cand.get("cpu_samples") or {}).get("error") or "CPU samples were not taken"
-        res.check(True, f"where the CPU time went is not compared: {why}", bad, source=SUPERVISOR)
+        res.check(False, "where the CPU time went was not observed, so the hardware criterion is "
+                  f"unverified: {_unsampled_why(cand, gold)}", UNVERIFIED, source=SUPERVISOR)
         return
     # as a ratio that must stay within the budget, like the time lines: gold's over the run's
     shortfall = g.xla_exec_s / max(c.xla_exec_s, g.period_s)
@@ -152,6 +162,14 @@ def check_kernel(res: CriterionResult, target: Target, budget: float, cand: dict
     res.check(c.unsampled_s <= cap, f"CPU time no sample saw (threads or processes too short-lived "
               f"to watch) {c.unsampled_s:.2f} s of {c.cpu_s:.2f} s, gold {g.unsampled_s:.2f} s "
               f"(limit {cap:.2f} s)", bad, ("kernel_unsampled", c.unsampled_s, cap), source=SUPERVISOR)
+
+
+def _unsampled_why(cand: dict[str, Any], gold: dict[str, Any] | None) -> str:
+    if gold is None:
+        return "the gold has no kernel view (its references predate it): rebuild them with this harness"
+    missing = [(who, (view.get("cpu_samples") or {}).get("error") or "no CPU samples were taken")
+               for who, view in (("this run", cand), ("the gold", gold)) if not profile(view).sampled]
+    return "; ".join(f"{who}: {error}" for who, error in missing) + f"; {ENABLE_SAMPLES}"
 
 
 def _check_chip(res: CriterionResult, cand: dict[str, Any], gold: dict[str, Any] | None, bad: str,

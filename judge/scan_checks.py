@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpu2tpu.judge.kernel_checks import UNVERIFIED
 from gpu2tpu.record.tamper_scan import SOURCE
 
 if TYPE_CHECKING:
@@ -15,15 +16,17 @@ MAX_LINES = 20  # evidence lines per evaluation; scan.json keeps every finding
 
 def check_scan(res: CriterionResult, scan: dict[str, Any] | None, expected: bool = False) -> None:
     """One `tampered` line per finding of the evaluation's saved scan. Without one (`scan` None: no
-    scan.json, or one report.json does not list), one line saying the evidence is absent: passing
-    for a run recorded before the harness kept scans, failing where the harness that recorded the
-    run keeps one (`expected`), as a kernel view's absence is worded (kernel_checks.py)."""
+    scan.json, or one report.json does not list), one failing line: `unverified` for a run recorded
+    before the harness kept scans (the patch was never scanned; evidence the grader lacks is never a
+    pass), `infra` where the harness that recorded the run keeps one (`expected`), as a kernel
+    view's absence is worded (kernel_checks.py)."""
     if scan is None:
-        res.check(not expected, f"source: {SOURCE}: no scan of this run's patch" + (
+        res.check(False, f"source: {SOURCE}: no scan of this run's patch" + (
             " although the harness that recorded it keeps one (its kernel views are listed): "
             "the evaluation is incomplete" if expected
-            else " (recorded before the harness kept one): static-scan evidence absent"),
-            "infra", source=SOURCE)
+            else " (recorded before the harness kept one): the patch was never scanned, so the run "
+            "is unverified; grade it again with this harness"),
+            "infra" if expected else UNVERIFIED, source=SOURCE)
         return
     findings = scan.get("findings")
     if not isinstance(findings, list):

@@ -36,11 +36,17 @@ def grade(spec: RunSpec, target: Target, refs: list[RunRecord], gold: RunRecord,
     return combine(results, exited_zero=cand.exit_code == 0 and not cand.process.get("patch_rejected"))
 
 
+# Categories that are not the agent's failure: the grader could not judge the run (a silent failure
+# is the agent's, so neither is one; the leaderboard does not score them)
+NOT_JUDGED = ("unverified", "infra")
+
+
 def combine(results: dict[str, CriterionResult], exited_zero: bool) -> dict[str, Any]:
     found = {e["category"] for r in results.values() for e in r.evidence if e["category"]}
     categories = [c for c in CATEGORIES if c in found]
     migrated = all(r.passed for r in results.values())
-    return {"migrated": migrated, "silent": (not migrated) and exited_zero,
+    judged = not categories or categories[0] not in NOT_JUDGED
+    return {"migrated": migrated, "silent": (not migrated) and exited_zero and judged,
             "category": categories[0] if categories else None, "categories": categories,
             "failing": [n for n in CRITERION_NAMES if not results[n].passed],
             "criteria": {n: results[n].to_dict() for n in CRITERION_NAMES}}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 
+from gpu2tpu.judge.verdict import NOT_JUDGED
 from gpu2tpu.leaderboard.criteria_sql import expand_criteria
 from gpu2tpu.leaderboard.paths import DB_ENV, default_db_path
 from gpu2tpu.leaderboard.store import StoreError, connect, explain, unwritable
@@ -140,8 +141,8 @@ _V2 = Migration(
 ROLLUP_COLUMNS = """
     agent, model, task_id,
     count(*) AS evaluations,
-    count(*) FILTER (WHERE category = 'infra') AS infra,
-    count(*) FILTER (WHERE category IS DISTINCT FROM 'infra') AS scored,
+    count(*) FILTER (WHERE NOT {scored}) AS infra,
+    count(*) FILTER (WHERE {scored}) AS scored,
     count(*) FILTER (WHERE {scored} AND migrated) AS migrated,
     count(*) FILTER (WHERE {scored} AND {criterion}) AS {criterion},
     count(*) FILTER (WHERE {scored} AND {passed_before}NOT {criterion}) AS stop_{criterion},
@@ -162,7 +163,10 @@ ROLLUP_COLUMNS = """
     sum(chip_seconds) AS chip_seconds,
     list_sort(list_distinct(list(price_version))) AS price_versions
 """
-ROLLUP_COLUMNS = expand_criteria(ROLLUP_COLUMNS.replace("{scored}", "category IS DISTINCT FROM 'infra'"))
+# Scored: a verdict the grader could judge. `infra` counts the rest (harness failures, and runs the
+# grader could not verify for missing evidence): neither is the agent's result, neither is ranked.
+SCORED = f"coalesce(category NOT IN ({', '.join(repr(c) for c in NOT_JUDGED)}), true)"
+ROLLUP_COLUMNS = expand_criteria(ROLLUP_COLUMNS.replace("{scored}", SCORED))
 
 ROLLUP_TABLES = ("agent_task_stats", "agent_stats", "agent_category_stats")
 
@@ -176,7 +180,7 @@ def rollup_select(table: str, src: str = "evaluations", trust: bool = True) -> s
     if table == "agent_stats":
         return (
             f"SELECT {key}, median(reference_step_time_s / step_time_s) FILTER (WHERE "
-            "step_time_s > 0 AND reference_step_time_s > 0 AND category IS DISTINCT FROM 'infra')"
+            f"step_time_s > 0 AND reference_step_time_s > 0 AND {SCORED})"
             f" AS median_speed_ratio FROM {src} GROUP BY {key}"
         )
     if table == "agent_category_stats":  # `decided`: first category; `occurred`: any category

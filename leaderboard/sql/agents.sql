@@ -2,8 +2,9 @@
 -- maintainers) are ranked by migrated rate, ties by total cost; self-reported results follow,
 -- unranked (rank NULL), never mixed into the ranking.
 -- params: agent (VARCHAR or NULL for all), trust (VARCHAR or NULL for both)
--- Rates are over evaluations (task x attempt) that are not `infra` failures; infra is counted in
--- `infra_excluded` and kept out of every score. Costs are all money spent (infra included) per
+-- Rates are over evaluations (task x attempt) the grader could judge: `infra` failures and
+-- `unverified` runs (evidence it could not collect) are counted in `infra_excluded` and kept out of
+-- every score. Costs are all money spent (infra included) per
 -- task attempted. Reads the rollups agent_task_stats and agent_stats (exact, kept at ingest).
 WITH r AS (
     SELECT * FROM agent_task_stats

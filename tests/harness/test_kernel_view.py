@@ -130,7 +130,9 @@ def test_without_samples_the_view_says_so() -> None:
     assert k["cpu_samples"]["method"] is None and k["cpu_samples"]["total"] == 0
     res = CriterionResult("hardware")
     check_kernel(res, get_target("xla-cpu"), 3.0, k, k, None, claims=True)
-    assert res.passed and "not compared" in res.evidence[-1]["text"]
+    line = res.evidence[-1]
+    assert not res.passed and line["category"] == "unverified", line
+    assert "not observed" in line["text"] and "perf_event_paranoid" in line["text"]
 
 
 def test_observer_through_the_sandbox(tmp_path: Path) -> None:
@@ -239,13 +241,16 @@ def test_work_in_threads_too_short_to_watch_is_not_unseen() -> None:
     assert [e["signal"] for e in res.evidence if not e["ok"]] == ["kernel_unsampled"]
 
 
-def test_missing_kernel_views() -> None:
+def test_missing_kernel_views_fail_closed() -> None:
+    """Evidence the grader did not collect is never a pass: `unverified`, saying what is missing."""
     absent = _lines(None, gold=None)
-    assert absent.passed and "supervisor evidence absent" in absent.evidence[0]["text"]
+    assert [e["category"] for e in absent.evidence] == ["unverified"]
+    assert "no kernel view of this run or of its gold" in absent.evidence[0]["text"]
     dropped = _lines(None)
     assert not dropped.passed and dropped.evidence[0]["category"] == "infra"
     no_gold = _lines(HOST, gold=None)
-    assert no_gold.passed and "gold has no kernel view" in no_gold.evidence[-1]["text"]
+    assert no_gold.evidence[-1]["category"] == "unverified"
+    assert "gold has no kernel view" in no_gold.evidence[-1]["text"]
 
 
 def test_tpu_device_files_where_the_gold_held_them() -> None:

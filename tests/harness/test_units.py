@@ -391,3 +391,31 @@ def test_untrusted_processes_run_with_passive_openmp_waits(tmp_path: Path) -> No
         del os.environ["OMP_WAIT_POLICY"]
     assert res.exit_code == 0
     assert "policy PASSIVE" in (tmp_path / "out" / "stdout.log").read_text()
+
+
+def _with_compiles(record: RunRecord, per_step: list[int], final: int) -> RunRecord:
+    """Cumulative compile counters at each step's record, and at the end record."""
+    for step, compiles in zip(record.trace.steps, per_step):
+        step["counters"] = {"compiles": compiles, "syncs": step["step"] + 1, "host_reads": 0}
+    record.trace.end = {"counters": {"compiles": final, "syncs": len(per_step), "host_reads": 0}}
+    return record
+
+
+def test_compiles_after_the_last_step_are_not_recompilation() -> None:
+    """Issue 41: a loop that leaves its last graph pending (MpDeviceLoader) compiles sub-graphs for
+    the final reads and the save: a line of their own, never `recompilation`; compiles in the
+    steady state still are."""
+    spec = find_task("cifar_amp")
+    warm, allow = spec.performance.warmup_steps, spec.performance.compile_allowance
+    n = warm + 10
+    gold = _with_compiles(_record([2.0] * n), [2] * n, 2)
+    late = _with_compiles(_record([2.0] * n), [2] * n, 2 + allow + 3)
+    res = criteria.performance(_inputs(spec, [gold], late))
+    steady = next(e for e in res.evidence if e.get("signal") == "steady_compiles")
+    assert steady["ok"] and steady["value"] == 0, res.evidence
+    after = next(e for e in res.evidence if "after the last step" in e["text"])
+    assert after["ok"] and after["text"].startswith(f"{allow + 3} compilations"), after
+    storm = _with_compiles(_record([2.0] * n), [2] * warm + [2 + i for i in range(1, 11)], 12)
+    res = criteria.performance(_inputs(spec, [gold], storm))
+    bad = [e for e in res.evidence if not e["ok"]]
+    assert [e.get("signal") for e in bad] == ["steady_compiles"] and bad[0]["category"] == "recompilation"

@@ -50,6 +50,7 @@ class Eval:
     reference_step_time_s: float = 0.02
     target: str = "xla-cpu"
     infra: bool = False
+    unverified: bool = False  # graded without evidence the grader could not collect
     patch_rejected: bool = False  # never ran: no trace.jsonl, process.json says so
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -168,6 +169,8 @@ def grade(run_dir: Path, eval_dir: Path, report: dict[str, Any]) -> dict[str, An
     categories = [_CATEGORY[c] for c in CRITERIA if not passed[c]]
     if goal.get("infra"):
         categories = ["infra"] + categories
+    if goal.get("unverified"):
+        categories = categories + ["unverified"]
     migrated = not categories
     sources = dict(_SOURCE, hardware="supervisor" if "kernel.json" in report["files"] else "in-process")
     criteria = {
@@ -186,7 +189,7 @@ def grade(run_dir: Path, eval_dir: Path, report: dict[str, Any]) -> dict[str, An
     }
     return {
         "migrated": migrated,
-        "silent": end["exit_code"] == 0 and not migrated,
+        "silent": end["exit_code"] == 0 and not migrated and categories[:1] != ["unverified"],
         "category": categories[0] if categories else None,
         "categories": categories,
         "criteria": criteria,
@@ -261,6 +264,8 @@ def write_run(
         goal = {"schema_version": 1, "metric": "accuracy", "value": ev.goal}
         if ev.infra:
             goal["infra"] = True
+        if ev.unverified:
+            goal["unverified"] = True
         (eval_dir / "goal.json").write_text(json.dumps(goal))
         (eval_dir / "patch.diff").write_text(f"diff --git a/train.py b/train.py\n# {name}\n")
         (eval_dir / "stdout.log").write_text("PASSED\n")

@@ -116,6 +116,19 @@ def test_ties_rank_by_total_cost(tmp_path: Path) -> None:
     assert [r["agent"] for r in records(db, "agents")] == ["cheap", "pricey"]
 
 
+def test_unverified_runs_are_never_ranked(tmp_path: Path) -> None:
+    """A run graded without evidence the grader could not collect (`unverified`) counts with the
+    excluded, like infra: an agent's rate is over what was judged."""
+    run = rf.write_run(tmp_path / "u", [rf.Eval("t1"), rf.Eval("t2", unverified=True)], agent="u",
+                       run_id="r-u")
+    db = tmp_path / "u.duckdb"
+    submit(run, rf.write_metadata(tmp_path / "u.yaml", agent="u"), db)
+    (row,) = records(db, "agents")
+    assert row["evaluations"] == 1 and row["migrated_rate"] == 1.0 and row["infra_excluded"] == 1
+    failures = {r["category"]: r for r in records(db, "failures")}
+    assert failures["unverified"]["excluded_from_scores"] is True
+
+
 def test_tasks_failures_costs_calibration(store: Path) -> None:
     tasks = {r["task_id"]: r for r in records(store, "tasks")}
     assert "infra_t" not in tasks

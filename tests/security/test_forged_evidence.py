@@ -19,8 +19,9 @@ from gpu2tpu.harness.evaluate import evaluate_predictions
 from gpu2tpu.judge.regrade import regrade_report
 from gpu2tpu.record.calibration import CALIBRATION
 from gpu2tpu.record.report import KERNEL, SCAN, TRACE, ReportError
-from gpu2tpu.record.workspace import apply_patch
+from gpu2tpu.record.workspace import apply_patch, diff_dirs
 from gpu2tpu.tasks.finder import find_task
+from gpu2tpu.tasks.spec import RunSpec
 
 ATTACKS = ("gc_filter", "pipe_relay", "dummy_xla_work")
 
@@ -42,6 +43,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
             spec, root, "reads", GC_FILTER, base=broken.project, reads_only=True)))
     finally:
         broken.cleanup()
+    lines.append(prediction("moved_back_to_cpu", patch=_moved_back_to_cpu(spec, root)))
     preds = root / "preds.jsonl"
     preds.write_text("".join(lines))
     summary = evaluate_predictions(preds, "forged", root / "runs", workers=2)
@@ -49,6 +51,26 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     run = root / "runs" / "forged"
     reports = {json.loads((run / rel).read_text())["agent"]: run / rel for rel in summary["evaluations"]}
     return {"run": run, "reports": reports}
+
+
+def _moved_back_to_cpu(spec: RunSpec, root: Path) -> str:
+    """An honest mistake, no forgery: the gold's migration, but the loop calls the model on the
+    host (`model.cpu()(x.cpu())`) after it was moved to the device and its optimizer built there,
+    so the probe's first record says the parameters are on xla:0 and the later ones say the host."""
+    gold = apply_patch(spec, spec.gold_patch.read_text())
+    try:
+        proj = root / "moved_back"
+        shutil.copytree(gold.project, proj, ignore=shutil.ignore_patterns("__pycache__"))
+    finally:
+        gold.cleanup()
+    train = proj / "train.py"
+    text = train.read_text()
+    for old, new in (("logits = model(images)", "logits = model.cpu()(images.cpu())"),
+                     ("loss = criterion(logits, labels)", "loss = criterion(logits, labels.cpu())")):
+        assert old in text, old
+        text = text.replace(old, new)
+    train.write_text(text)
+    return diff_dirs(spec.project_dir, proj)
 
 
 def _report(graded: dict, agent: str) -> dict:
@@ -112,6 +134,16 @@ def test_filtered_host_reads_are_invisible_to_the_kernel_view(graded: dict) -> N
     assert reads["ok"] and reads["source"] == "in-process"
 
 
+def test_an_honest_device_mistake_is_not_tampered(graded: dict) -> None:
+    """`tampered` is an accusation: a model moved back to the host by mistake is `wrong_device`,
+    although the probe's early record put its parameters on the device and the kernel saw the
+    training on the host."""
+    verdict = _report(graded, "moved_back_to_cpu")["verdict"]
+    assert verdict["migrated"] is False and verdict["category"] == "wrong_device", verdict["categories"]
+    assert "tampered" not in verdict["categories"], verdict["categories"]
+    assert "hardware" in verdict["failing"]
+
+
 def test_correct_migrations_are_not_flagged(graded: dict) -> None:
     agents = [a for a in graded["reports"] if a == "gold" or a.startswith("alt-")]
     assert len(agents) == 4
@@ -154,7 +186,9 @@ def test_kernel_view_is_saved_hashed_and_regraded(graded: dict, tmp_path: Path) 
     assert line["category"] == "infra" and "the evaluation is incomplete" in line["text"]
 
 
-def test_a_run_recorded_before_the_kernel_view_still_regrades(graded: dict, tmp_path: Path) -> None:
+def test_a_run_recorded_before_the_kernel_view_regrades_unverified(graded: dict, tmp_path: Path) -> None:
+    """A run with no kernel view (recorded before the harness kept one, or with every view removed)
+    regrades, but never as `migrated`: its hardware was not observed from outside it."""
     run = tmp_path / "forged"
     shutil.copytree(graded["run"], run)
     path = run / graded["reports"]["gold"].relative_to(graded["run"])
@@ -164,14 +198,15 @@ def test_a_run_recorded_before_the_kernel_view_still_regrades(graded: dict, tmp_
         (run / name if name.startswith("references/") else path.parent / name).unlink()
     path.write_text(json.dumps(report))
     verdict = regrade_report(path)
-    assert verdict["migrated"] is True
+    assert verdict["migrated"] is False and verdict["category"] == "unverified", verdict["categories"]
+    assert verdict["silent"] is False  # not the agent's failure
     line = _supervisor({"verdict": verdict})[0]
-    assert line["ok"] and "supervisor evidence absent" in line["text"]
+    assert not line["ok"] and "no kernel view of this run or of its gold" in line["text"]
 
 
-def test_a_run_recorded_before_the_scan_still_regrades(graded: dict, tmp_path: Path) -> None:
+def test_a_run_recorded_before_the_scan_regrades_unverified(graded: dict, tmp_path: Path) -> None:
     """Neither scan.json nor any kernel view, as runs recorded before the harness kept them: the
-    gold's migration is still migrated, and each source says its evidence is absent."""
+    gold's migration regrades as `unverified`, each source saying its evidence is absent."""
     run = tmp_path / "forged"
     shutil.copytree(graded["run"], run)
     path = run / graded["reports"]["gold"].relative_to(graded["run"])
@@ -181,10 +216,10 @@ def test_a_run_recorded_before_the_scan_still_regrades(graded: dict, tmp_path: P
         (run / name if name.startswith("references/") else path.parent / name).unlink()
     path.write_text(json.dumps(report))
     verdict = regrade_report(path)
-    assert verdict["migrated"] is True
+    assert verdict["migrated"] is False and verdict["categories"] == ["unverified"], verdict
     (scan,) = [e for e in verdict["criteria"]["runs"]["evidence"] if e.get("source") == "static-scan"]
-    assert scan["ok"] and "static-scan evidence absent" in scan["text"]
-    assert "supervisor evidence absent" in _supervisor({"verdict": verdict})[0]["text"]
+    assert not scan["ok"] and "the patch was never scanned" in scan["text"]
+    assert "no kernel view" in _supervisor({"verdict": verdict})[0]["text"]
 
 
 def test_an_edited_calibration_trace_is_refused_and_an_unlisted_one_not_read(graded: dict,

@@ -216,9 +216,10 @@ def test_findings_are_tampered_evidence_with_their_source(tmp_path: Path) -> Non
     check_scan(clean, {"findings": [], "added_lines": 3})
     assert clean.passed and clean.evidence[0]["source"] == "static-scan"
     before = CriterionResult("runs")
-    check_scan(before, None)  # a run recorded before the harness kept scans: said, not failed
-    assert before.passed and len(before.evidence) == 1 and before.evidence[0]["source"] == "static-scan"
-    assert "static-scan evidence absent" in before.evidence[0]["text"]
+    check_scan(before, None)  # a run recorded before the harness kept scans: never scanned
+    assert [(e["ok"], e["category"], e["source"]) for e in before.evidence] == [
+        (False, "unverified", "static-scan")]
+    assert "the patch was never scanned" in before.evidence[0]["text"]
     dropped = CriterionResult("runs")
     check_scan(dropped, None, expected=True)  # the harness keeps one: its absence fails
     assert [(e["ok"], e["category"], e["source"]) for e in dropped.evidence] == [
@@ -359,10 +360,10 @@ def test_an_unlisted_scan_is_not_read(gc_walk: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_run_recorded_before_the_scan_regrades_with_the_evidence_absent(gc_walk: Path,
+def test_a_run_recorded_before_the_scan_regrades_unverified(gc_walk: Path,
                                                                          tmp_path: Path) -> None:
-    """Neither scan.json nor any kernel view (the harness kept neither then): one passing line
-    says the static-scan evidence is absent, as the supervisor's says its own is."""
+    """Neither scan.json nor any kernel view (the harness kept neither then): one failing line says
+    the patch was never scanned, as the supervisor's says its view is absent: `unverified`."""
     from gpu2tpu.judge.regrade import regrade_report
     from gpu2tpu.record.report import KERNEL
 
@@ -375,9 +376,10 @@ def test_a_run_recorded_before_the_scan_regrades_with_the_evidence_absent(gc_wal
     copy.write_text(json.dumps(report))
     verdict = regrade_report(copy)
     (line,) = _scan_lines(verdict)
-    assert line["ok"] and "static-scan evidence absent" in line["text"], line
+    assert line["category"] == "unverified" and "never scanned" in line["text"], line
     hardware = verdict["criteria"]["hardware"]["evidence"]
-    assert any("supervisor evidence absent" in e["text"] for e in hardware)
+    assert any("no kernel view" in e["text"] for e in hardware)
+    assert verdict["categories"] == ["unverified"], verdict["categories"]
 
 
 def test_the_scan_is_bounded(tmp_path: Path) -> None:
