@@ -18,6 +18,7 @@ from gpu2tpu import __version__
 from gpu2tpu.corpus import revision
 from gpu2tpu.harness.inputs import check_request, select
 from gpu2tpu.harness.interrupts import Interrupted, Stopper
+from gpu2tpu.harness.patch_hunks import applied_part
 from gpu2tpu.harness.predictions import Prediction
 from gpu2tpu.harness.references import copy_references, ensure_references
 from gpu2tpu.harness.run_dir import evaluation_lock, write_summary
@@ -187,7 +188,7 @@ def evaluate_one(spec: RunSpec, pred: Prediction, layout: RunLayout, ref: tuple[
         ws = None
     if ws is not None:
         try:  # what the patch adds, scanned and recorded before the candidate runs
-            write_json(eval_dir / SCAN, scan_patch(patch, ws.project, original_tree(spec)))
+            write_json(eval_dir / SCAN, scan_patch(applied_part(patch), ws.project, original_tree(spec)))
             gold_wall = read_json(ref[1] / "gold" / PROCESS).get("wall_s")  # time limit from gold
             run_and_record(spec, ws, eval_dir, spec.seed, target,
                            limit=time_limit(spec, gold_wall, timeout_s))
