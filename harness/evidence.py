@@ -80,7 +80,10 @@ def kept(spec: RunSpec, target: Target, sandbox: str) -> tuple[Path, list[str]] 
     if not (root / KEPT).is_file() or verify_manifest(root) is None or \
             not is_sealed(root, (root / MANIFEST).read_bytes()):
         return None
-    reports = read_json(root / KEPT).get("reports")
+    facts = read_json(root / KEPT)
+    if facts.get("task_id") != spec.task_id or facts.get("parts") != key_parts(spec, target, sandbox):
+        return None  # sealed, but another task's or key's suite copied under this name
+    reports = facts.get("reports")
     if not isinstance(reports, list) or not all(isinstance(r, str) and r.endswith(REPORT) for r in reports):
         return None
     return root, reports

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from gpu2tpu.errors import UserError
-from gpu2tpu.harness.references import bundle_dir
+from gpu2tpu.harness.references import bundle_dir, usable
 from gpu2tpu.record.execution import COMPLETE, MANIFEST, verify_manifest
-from gpu2tpu.record.sealed import is_sealed, seal_path
+from gpu2tpu.record.sealed import seal_path
 
 
 def local_bundle(task_id: str, key: str) -> Path:
@@ -114,6 +114,5 @@ class ReferenceStore:
 
 
 def _sealed(bundle: Path) -> bool:
-    """The checks `ensure_references` applies before it uses a cached bundle."""
-    return ((bundle / COMPLETE).exists() and verify_manifest(bundle) is not None
-            and is_sealed(bundle, (bundle / MANIFEST).read_bytes()))
+    """The checks `ensure_references` applies before it uses a cached bundle (references.usable)."""
+    return usable(bundle)

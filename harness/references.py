@@ -25,7 +25,7 @@ from gpu2tpu.record.execution import (
     runtime_versions,
     verify_manifest,
 )
-from gpu2tpu.record.report import read_json
+from gpu2tpu.record.report import ReportError, read_json
 from gpu2tpu.record.sealed import is_sealed, seal
 from gpu2tpu.record.targets import Target
 from gpu2tpu.tasks.spec import RunSpec, task_tree_hash
@@ -61,9 +61,19 @@ def bundle_dir(task_id: str, key: str) -> Path:
 
 
 def usable(root: Path) -> bool:
-    """A cached bundle that built cleanly and still matches its manifest and seal."""
+    """A cached bundle that built cleanly, still matches its manifest and seal, and is the bundle
+    its name says: the key in its sealed `complete` file is the key in its folder's name (a sealed
+    bundle copied under another task's or key's name is not)."""
     return (root / COMPLETE).exists() and verify_manifest(root) is not None and \
-        is_sealed(root, (root / MANIFEST).read_bytes())
+        is_sealed(root, (root / MANIFEST).read_bytes()) and built_as(root, root.name.rsplit("-", 1)[-1])
+
+
+def built_as(root: Path, key: str) -> bool:
+    """Whether the bundle's sealed `complete` file says it was built as `key`."""
+    try:
+        return read_json(root / COMPLETE).get("key") == key
+    except ReportError:
+        return False
 
 
 def reference_devices(spec: RunSpec) -> list[str]:

@@ -35,7 +35,7 @@ def _bundle(task: str, key: str, complete: bool = True) -> Path:
     (root / "gold").mkdir()
     (root / "gold" / "goal.json").write_text('{"value": 0.5}')
     if complete:
-        (root / COMPLETE).write_text("{}")
+        (root / COMPLETE).write_text(json.dumps({"key": key}))
     write_manifest(root)
     seal(root, (root / MANIFEST).read_bytes())
     return root

@@ -11,7 +11,7 @@ import pytest
 from reference_reuse import reuse_references
 
 from gpu2tpu.harness.ref_store import COMPLETE, local_bundle
-from gpu2tpu.harness.references import reference_key
+from gpu2tpu.harness.references import reference_key, reference_key_parts
 from gpu2tpu.record.execution import MANIFEST, write_manifest
 from gpu2tpu.record.sealed import KEY_ENV, seal
 from gpu2tpu.record.targets import TARGETS
@@ -20,11 +20,14 @@ from gpu2tpu.tasks.finder import find_task
 TASK = "varlen_cls"
 
 
-def sealed_bundle(store: Path, key: str) -> Path:
+def sealed_bundle(store: Path, key: str, built_as: str | None = None) -> Path:
+    """A sealed bundle named `key` whose sealed facts say it was built as `built_as` (default: the
+    current key, from this node's facts)."""
     bundle = store / f"{TASK}-{key}"
     (bundle / "seed-0").mkdir(parents=True)
     (bundle / "seed-0" / "goal.json").write_text(json.dumps({"value": 0.5}))
-    (bundle / COMPLETE).write_text("{}")
+    parts = reference_key_parts(find_task(TASK), TARGETS["xla-cpu"])
+    (bundle / COMPLETE).write_text(json.dumps({"key": built_as or current_key(), "parts": parts}))
     write_manifest(bundle)
     seal(bundle, (bundle / MANIFEST).read_bytes())
     return bundle
@@ -53,6 +56,13 @@ def test_a_bundle_under_another_key_stays_out(store: Path) -> None:
     sealed_bundle(store, "0" * 16)
     assert reuse_references(store) == []
     assert not local_bundle(TASK, "0" * 16).exists()
+
+
+def test_a_bundle_built_as_another_key_is_not_reused(store: Path) -> None:
+    """Sealed, under the current key's name, but its sealed facts say another key: a bundle
+    copied in under a name that is not its own."""
+    sealed_bundle(store, current_key(), built_as="0" * 16)
+    assert reuse_references(store) == []
 
 
 def test_a_bundle_edited_after_sealing_is_not_reused(store: Path) -> None:
