@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 
+from gpu2tpu.cli_examples import add_examples
 from gpu2tpu.errors import UserError
 
 # (module, register function): each adds subcommands to the shared parser.
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _REGISTRARS:
         importlib.import_module(name).register(sub)
+    add_examples(parser)  # gpu2tpu/cli_examples.py: every --help ends with examples
     return parser
 
 

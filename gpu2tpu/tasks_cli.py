@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from gpu2tpu.errors import UserError
+from gpu2tpu.harness.progress import Progress
 from gpu2tpu.task_options import add_task_options, apply_task_options
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.sources import source_present
@@ -94,20 +95,21 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     apply_task_options(args)
     ids = args.ids or list_tasks(kind="upstream")
     failed = 0
+    progress = Progress(len(ids))  # `[k/N] ID: ...; elapsed, about M min left` per source
     for task_id in ids:
         spec = find_task(task_id)
         if not spec.upstream:
-            print(f"{task_id}: practice task, nothing to fetch")
-            continue
-        try:
-            tree = original_tree(spec)
-        except UserError as exc:
-            print(f"{task_id}: FAILED: {exc}")
-            failed += 1
-            continue
-        files = sum(1 for p in tree.rglob("*") if p.is_file())
-        print(f"{task_id}: verified {spec.source.commit[:12] if spec.source else ''} "
-              f"({files} files with stand-in data)")
+            said = f"{task_id}: practice task, nothing to fetch"
+        else:
+            try:
+                files = sum(1 for p in original_tree(spec).rglob("*") if p.is_file())
+                said = (f"{task_id}: verified {spec.source.commit[:12] if spec.source else ''} "
+                        f"({files} files with stand-in data)")
+            except UserError as exc:
+                said = f"{task_id}: FAILED: {exc}"
+                failed += 1
+        progress.done()
+        print(progress.line(said), flush=True)
     return 1 if failed else 0
 
 

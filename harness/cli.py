@@ -14,7 +14,7 @@ from typing import Any
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness.engine import add_engine_options, engine_from_args, run_evaluations
 from gpu2tpu.harness.evidence_here import say_at_start
-from gpu2tpu.harness.inputs import check_run_id, check_timeout, check_workers
+from gpu2tpu.harness.inputs import add_workers_option, check_run_id, check_timeout, check_workers
 from gpu2tpu.harness.interrupts import EXIT_INTERRUPTED, Interrupted
 from gpu2tpu.harness.verdict_view import all_evidence, format_table, load_rows, why_failed
 from gpu2tpu.record.report import read_json
@@ -48,10 +48,11 @@ examples:
   gpu2tpu report runs/my-run --json
 """
 DEMO_EXAMPLES = f"""\
-example:
+examples:
   gpu2tpu demo                  # grades into runs/demo (a few minutes on a CPU), then:
   gpu2tpu report runs/demo
   gpu2tpu submit runs/demo --metadata {DEMO_METADATA}
+  gpu2tpu demo --workers 2      # two runs at a time, sooner where two cores are free
 """
 
 
@@ -73,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--run-id", required=True, help="name of this run: a folder under --runs (letters, "
                    "digits, '.', '_', '-')")
     p.add_argument("--tasks", nargs="*", help="only these task ids")
-    p.add_argument("--workers", type=int, default=1, help="candidate runs in parallel (default 1)")
+    add_workers_option(p)
     p.add_argument("--target", choices=TARGET_NAMES, default=DEFAULT_TARGET,
                    help=f"target hardware (default {DEFAULT_TARGET}: torch_xla on this CPU)")
     p.add_argument("--timeout", type=float, help="override each task's time limit (seconds, > 0)")
@@ -103,8 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                            f"{', '.join(DEMO_BROKEN)}. Prints the verdict table and the expected "
                            "labels, then where the results are and what to run next."))
     p.add_argument("--runs", type=Path, default=Path("runs"))
-    p.add_argument("--workers", type=int, default=2,
-                   help="candidate runs in parallel (default 2: the four runs two at a time)")
+    add_workers_option(p)
     add_engine_options(p)
     p.set_defaults(func=cmd_demo)
     from gpu2tpu.harness.validate import register as register_validate

@@ -20,6 +20,7 @@ from gpu2tpu.harness.inputs import check_request, select
 from gpu2tpu.harness.interrupts import Interrupted, Stopper
 from gpu2tpu.harness.patch_hunks import applied_part
 from gpu2tpu.harness.predictions import Prediction
+from gpu2tpu.harness.progress import Progress
 from gpu2tpu.harness.references import copy_references, ensure_references
 from gpu2tpu.harness.run_dir import evaluation_lock, write_summary
 from gpu2tpu.judge.regrade import grade_evaluation
@@ -104,6 +105,7 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
                 return evaluate_or_infra(specs[pred.task_id], pred, layout, refs[pred.task_id],
                                          target, timeout_s)
 
+        progress = Progress(len(preds))  # the candidates' pace, after the references
         with ThreadPoolExecutor(max_workers=workers) as pool, \
                 tqdm(total=len(preds), desc="evaluating", unit="run", file=sys.stderr,
                      disable=not sys.stderr.isatty()) as bar:
@@ -114,7 +116,8 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
                     continue
                 reports.append(report)
                 bar.update(1)
-                line = f"[{len(reports)}/{len(preds)}] {pred.label}: {report.outcome}"
+                progress.done(len(reports))
+                line = progress.line(f"{pred.label}: {report.outcome}")
                 bar.write(line, file=sys.stderr) if not bar.disable else log(line)
         summary = write_summary(layout, reports, [])
         if stop.requested:

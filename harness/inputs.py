@@ -10,6 +10,7 @@ agent's `patch_rejected`; these are the submitter's input, refused before any co
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import math
 import re
@@ -32,6 +33,17 @@ def check_run_id(run_id: str, runs_flag: str = "--runs") -> str:
         raise UserError(f"--run-id {run_id!r}: give a plain name of letters, digits, '.', '_' and '-' "
                         f"(not starting with '.', at most 128): it names a folder inside {runs_flag}")
     return run_id
+
+
+WORKERS_DEFAULT = 1  # every command's: one evaluation at a time unless asked for more
+
+
+def add_workers_option(parser: argparse.ArgumentParser) -> None:
+    """`--workers N`, the same on every command that grades (evaluate, validate, demo, leaderboard
+    verify); check_workers checks the value when the command runs."""
+    parser.add_argument("--workers", type=int, default=WORKERS_DEFAULT, metavar="N",
+                        help="evaluations run at once on this machine (default "
+                        f"{WORKERS_DEFAULT}; more finish sooner where cores are free)")
 
 
 def check_workers(workers: int, flag: str = "--workers") -> int:

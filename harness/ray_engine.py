@@ -22,6 +22,7 @@ from gpu2tpu.harness.engine import RayOptions
 from gpu2tpu.harness.evaluate import _report, log
 from gpu2tpu.harness.inputs import check_request, select
 from gpu2tpu.harness.predictions import Prediction
+from gpu2tpu.harness.progress import Progress
 from gpu2tpu.harness.ref_store import ReferenceStore, local_bundle
 from gpu2tpu.harness.references import copy_references
 from gpu2tpu.harness.run_dir import STAGING, refresh_summary, write_summary
@@ -168,13 +169,14 @@ def _evaluate(ray: Any, preds: list[Prediction], specs: dict[str, RunSpec], read
                "previous": ray_tasks.pack(eval_dir) if (eval_dir / REPORT).is_file() else None}
         opts = task_options(candidate_resources(spec, target, options))
         pending[run.options(**opts).remote(job)] = pred
-    total, waiting = len(preds), list(pending)
+    progress, waiting = Progress(len(preds)), list(pending)
     try:
         while waiting:  # the list Ray hands back, not a new one per result (160k at full scale)
             done, waiting = ray.wait(waiting, num_returns=1)
             pred = pending.pop(done[0])
             reports.append(_collect(ray, done[0], pred, specs[pred.task_id], layout, target))
-            log(f"[{len(reports)}/{total}] {pred.label}: {reports[-1].outcome}")
+            progress.done(len(reports))
+            log(progress.line(f"{pred.label}: {reports[-1].outcome}"))
     except KeyboardInterrupt:
         for ref in pending:
             ray.cancel(ref, force=True)

@@ -22,8 +22,9 @@ from gpu2tpu.errors import UserError
 from gpu2tpu.harness import validated
 from gpu2tpu.harness.engine import Engine, add_engine_options, engine_from_args, run_evaluations
 from gpu2tpu.harness.evidence_here import say_at_start
-from gpu2tpu.harness.inputs import check_run_id, check_workers
+from gpu2tpu.harness.inputs import add_workers_option, check_run_id, check_workers
 from gpu2tpu.harness.margins import saved_reports, tabulate
+from gpu2tpu.harness.progress import Progress
 from gpu2tpu.harness.run_dir import refresh_summary
 from gpu2tpu.judge.criteria import CRITERION_NAMES
 from gpu2tpu.record.report import ReportError, RunLayout, read_json
@@ -262,7 +263,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_task_options(p)
     p.add_argument("--run-id", default="validate", help="name of the run directory under --runs")
     p.add_argument("--runs", type=Path, default=Path("runs"), help="root of run directories")
-    p.add_argument("--workers", type=int, default=1)
+    add_workers_option(p)
     p.add_argument("--target", choices=TARGET_NAMES, default=DEFAULT_TARGET)
     p.add_argument("--regrade", nargs="+", type=Path, metavar="RUN_DIR",
                    help="run nothing: grade these saved runs of labelled migrations again with this "
@@ -298,7 +299,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     items: list[Labelled] = []
     verdicts: Verdicts = {}
     summaries: list[dict[str, Any]] = []
-    started = time.monotonic()
+    progress = Progress(len(task_ids))  # `[k/N] task ...; elapsed, about M min left` per task
     for task_id in task_ids:  # one task at a time, so each one's cost is measured alone
         t0 = time.monotonic()
         spec = find_task(task_id)
@@ -319,8 +320,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         items += got_items
         verdicts.update(got)
         ok = not mismatches(got_items, got)
-        print(f"{task_id}: {len(got_items)} migration(s) {how} in {wall:.0f} s, "
-              f"{'as labelled' if ok else 'MISMATCH'}", flush=True)
+        progress.done()
+        print(progress.line(f"{task_id}: {len(got_items)} migration(s) {how} in {wall:.0f} s, "
+                            f"{'as labelled' if ok else 'MISMATCH'}"), flush=True)
         if ok and got_items and task_id not in gold_only and not args.no_record:
             if how == "regraded":  # the suite's cost stays the run's (CI orders tasks by it)
                 pins["regrade_s"] = round(wall, 1)
@@ -328,7 +330,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             validated.write(spec, len(got_items), wall, how, pins)
     run_dirs = ([runs / args.run_id] if summaries else []) + [k[2]["evidence_dir"] for k in kept.values()]
     wrong = print_outcome(items, verdicts, run_dirs, stored=not kept)  # kept runs: graded again
-    total = time.monotonic() - started
+    total = progress.elapsed()
     print(f"\n{len(items) - len(wrong)} of {len(items)} migrations graded as labelled "
           f"({sum(1 for t in task_ids if t in kept)} task(s) re-graded from kept runs), "
           f"{len(task_ids)} task(s) in {total:.0f} s ({total / max(1, len(task_ids)):.0f} s per task)")

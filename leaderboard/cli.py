@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpu2tpu.harness.engine import add_engine_options, engine_from_args
+from gpu2tpu.harness.inputs import add_workers_option
 from gpu2tpu.leaderboard.cli_help import VIEW_HELP, WAIT_NOTE, example
 from gpu2tpu.leaderboard.paths import DB_ENV, default_db_path
 from gpu2tpu.leaderboard.queries import FORMATS, TRUSTS, VIEWS, hidden_note, render, run_sql, run_view
@@ -143,7 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     ver.add_argument("bundle", type=Path, metavar="BUNDLE")
     ver.add_argument("--runs", type=Path, help="keep the re-executed run under this directory")
-    ver.add_argument("--workers", type=int, default=1, help="parallel evaluations (default 1)")
+    add_workers_option(ver)
     add_engine_options(ver)
     _db_option(ver, default=_S)
     ver.set_defaults(func=_cmd_verify)

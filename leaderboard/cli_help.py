@@ -4,8 +4,9 @@ the parser)."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
+
+from gpu2tpu.cli_examples import Examples
 
 VIEW_HELP = {
     "agents": "Per agent and model: tasks, rate passing each criterion, migrated rate, silent "
@@ -16,15 +17,6 @@ VIEW_HELP = {
     "costs": "Agent vs execution cost, per agent and per task.",
     "calibration": "Claimed success vs verified migration, per agent.",
 }
-
-
-class Examples(argparse.HelpFormatter):
-    """Descriptions wrap as usual; an epilog of examples keeps its lines as written."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if text.startswith("example"):
-            return "".join(indent + line for line in text.splitlines(keepends=True))
-        return super()._fill_text(text, width, indent)
 
 
 # `--help` of each command ends with these (shown as written: one command a line)
