@@ -13,7 +13,8 @@ file per record:
         correction: <the right value; exactly when corrected, same type as the field>
         why: <one sentence; exactly when corrected or unverifiable>
 
-Audits never edit records: a correction counts as applied once the record's field equals it.
+Audits never edit records: a correction counts as applied once the record's field equals it
+(a mapping may carry keys the correction does not name: fields added to the format later).
 """
 
 from __future__ import annotations
@@ -212,10 +213,22 @@ def _unapplied(record_id: str, data: dict[str, Any],
             current = resolve(data, field)
         except ValueError:  # not a field path (an unvalidated file): nothing holds it
             current = _MISSING
-        if current is _MISSING or current != correction:
+        if current is _MISSING or not holds(current, correction):
             out.append(PendingCorrection(record_id, field,
                                          None if current is _MISSING else current, correction))
     return out
+
+
+def holds(current: Any, correction: Any) -> bool:
+    """Whether a field holds an audit's correction: equal, except that a mapping may carry keys
+    the correction does not name (fields added to the record format after the audit, such as a
+    reported result's `config`); lists hold item by item."""
+    if isinstance(correction, dict) and isinstance(current, dict):
+        return all(k in current and holds(current[k], v) for k, v in correction.items())
+    if isinstance(correction, list) and isinstance(current, list):
+        return len(current) == len(correction) and all(
+            holds(c, v) for c, v in zip(current, correction))
+    return bool(current == correction)
 
 
 def audit_status(record_id: str, audits_dir: Path = AUDITS_DIR,

@@ -162,7 +162,9 @@ def _write_all(tmp: Path, rows: list[dict[str, Any]], tasks: list[dict[str, Any]
 
 
 
-_REBALANCE_GLOB = "rebalance-*.md"
+# curation notes the changelog reads: corpus rebalances and other record changes, each named
+# <kind>-<date>.md ("2026-12" a month, "2026-12-06" a day)
+NOTE_GLOBS = ("rebalance-*.md", "changes-*.md")
 _LIST_SPLIT = re.compile(r",\s*(?![^()]*\))")  # commas outside parentheses
 _TIER_ROW = re.compile(r"^\|\s*([^|\s]+/[^|\s]+)\s*\|\s*(\d)\s*->\s*(\d)\s*\|")
 
@@ -189,22 +191,24 @@ def _why(repos: list[str], considered: list[Considered]) -> list[str]:
             for why, names in groups.items()]
 
 
-def rebalance_notes(curation_dir: Path) -> list[Path]:
-    """The `rebalance-*.md` notes, newest first by the date in the name ("2026-12" is the month,
-    before "2026-12-05")."""
+def curation_notes(curation_dir: Path) -> list[Path]:
+    """The curation notes (NOTE_GLOBS), newest first by the date in the name ("2026-12" is the
+    month, before "2026-12-05"; the same date: by name)."""
     if not curation_dir.is_dir():
         return []
-    return sorted(curation_dir.glob(_REBALANCE_GLOB), reverse=True,
-                  key=lambda p: (p.stem.removeprefix("rebalance-") + "-00-00")[:10])
+    found = {p for pattern in NOTE_GLOBS for p in curation_dir.glob(pattern)}
+    return sorted(found, reverse=True,
+                  key=lambda p: ((p.stem.split("-", 1)[1] + "-00-00")[:10], p.name))
 
 
 def changelog(curation_dir: Path, considered: list[Considered]) -> list[card.Change]:
-    """What changed between revisions, newest first, from the curation logs: each
-    `rebalance-*.md` note (its summary, tier moves, records out with the reason their considered
-    row gives, records in), then former records that no note names (detail `was a record`)."""
+    """What changed between revisions, newest first, from the curation logs: each curation note
+    (`rebalance-*.md`, `changes-*.md`: its summary, tier moves, records out with the reason their
+    considered row gives, records in), then former records that no note names (detail `was a
+    record`)."""
     changes: list[card.Change] = []
     named: set[str] = set()
-    for path in rebalance_notes(curation_dir):
+    for path in curation_notes(curation_dir):
         lines = path.read_text(encoding="utf-8").splitlines()
         title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), path.stem)
         first_section = next((i for i, ln in enumerate(lines) if ln.startswith("## ")),
@@ -223,7 +227,7 @@ def changelog(curation_dir: Path, considered: list[Considered]) -> list[card.Cha
         items += _why(outs, considered)
         if ins:
             items.append(f"Added ({len(ins)}): " + "; ".join(ins))
-        date = path.stem.removeprefix("rebalance-")
+        date = path.stem.split("-", 1)[1]
         changes.append(card.Change(f"{date}: {title}", path.name, items))
     former = sorted({r.repo for r in considered if "was a record" in r.detail
                      and r.repo.lower() not in named}, key=str.lower)

@@ -243,7 +243,9 @@ import gpu2tpu.corpus; gpu2tpu.corpus.load("projects")        # the copy inside 
    purpose for custom CUDA kernels and CUDA-only packages.
 2. Curation: for each candidate a curator read the snapshot (README, LICENSE, tree) and either
    wrote a record (`corpus/projects/<owner>__<name>.yaml`: paper, domain, task, datasets, training
-   command, reported results) or logged why it was left out (`considered.tsv`, below).
+   command, reported results, each with the configuration it belongs to, and which of them the
+   training command produces, with file:line evidence) or logged why it was left out
+   (`considered.tsv`, below).
    Which eligible candidates fill the slots is computed by a stated rule (`gpu2tpu corpus
    select`: owner cap, one preference key, domain cap; see Inclusion criteria, point 8).
 3. Scan: `gpu2tpu corpus scan --all` (scanner version {SCANNER_VERSION}) read each snapshot at its
@@ -318,7 +320,7 @@ log).
 ## Changelog
 
 What changed between revisions, newest first, generated from the curation logs in
-`corpus/curation/` (rebalance notes; the reasons are the removed projects' rows in the
+`corpus/curation/` (rebalance and change notes; the reasons are the removed projects' rows in the
 considered logs).
 
 {card_tables.changelog(changes)}

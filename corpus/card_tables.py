@@ -104,6 +104,8 @@ def second_reads(projects: list[dict[str, Any]]) -> str:
     facts = [f for r in projects for f in r.get("data") or []]
     entries = {f.get("dataset") for f in facts}
     stated = sum(1 for r in projects if r.get("model_params"))
+    told = [r["command_result"] for r in projects if r.get("command_result")]
+    goals = Counter(str(c.get("status")) for c in told)
     return (
         f"**Second reads.** {len(found)} of {len(projects)} records were read a second time "
         "against the pinned tree by a reader who did not write them (`corpus/curation/audits/`, "
@@ -116,6 +118,8 @@ def second_reads(projects: list[dict[str, Any]]) -> str:
         f"**Data facts** (column `data`): {len(facts)} dataset mentions resolve to "
         f"{len(entries)} entries of `corpus/datasets.yaml`: "
         f"{sum(1 for f in facts if f.get('gated'))} gated, "
+        f"{sum(1 for f in facts if f.get('gated') is None)} whose access terms are `unknown` "
+        "(`gated` null), "
         f"{sum(1 for f in facts if f.get('standin'))} with a stand-in a task already writes, "
         f"{sum(1 for f in facts if f.get('licence_or_terms') == 'unknown')} with licence or "
         "terms `unknown` (not established). Each entry names the pages its facts come from "
@@ -127,5 +131,10 @@ def second_reads(projects: list[dict[str, Any]]) -> str:
         "(column `model_params`, file:line).\n\n"
         "**Problem statements** (columns `problem_statement`, `problem_claims`): what `migrated` "
         "means for each project, generated from the record alone (`corpus/problem.py`); every "
-        "fact in the text is a claim naming the record field it comes from."
+        "fact in the text is a claim naming the record field it comes from. The goal metric is "
+        "the reported result the record says its training command produces (column "
+        f"`command_result`): of {len(told)} records with reported results, "
+        f"{goals['matched']} name the command's row, {goals['none']} say the repository "
+        f"reports no result for the command's configuration and {goals['unknown']} that it "
+        "is not established; their statements say so instead of giving a goal."
     )

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gpu2tpu.corpus import audits, corrections, data_facts, difficulty, problem
+from gpu2tpu.corpus import audits, corrections, data_facts, difficulty, problem, results
 from gpu2tpu.corpus.environment import ENVIRONMENT, environment_problems
 from gpu2tpu.corpus.records import (
     CORRECTED_KEY,
@@ -127,18 +127,9 @@ def _check_curated(cur: dict[str, Any], bad: Any) -> None:
         val = cur.get(key)
         if not isinstance(val, list) or not all(isinstance(x, str) for x in val):
             bad(f"curated.{key}", "must be a list of strings")
-    results = cur.get("reported_results")
-    if not isinstance(results, list):
-        bad("curated.reported_results", "must be a list ([] if none)")
-        return
-    for i, res in enumerate(results):
-        field = f"curated.reported_results[{i}]"
-        if not isinstance(res, dict) or set(res) != {"metric", "value", "dataset"}:
-            bad(field, "must be {metric, value, dataset}")
-        elif not isinstance(res["value"], (int, float)) or isinstance(res["value"], bool):
-            bad(field + ".value", f"must be a number, found {res['value']!r}")
-        elif not isinstance(res["metric"], str) or not isinstance(res["dataset"], str):
-            bad(field, "metric and dataset must be strings")
+    for field, what in results.row_problems(cur.get("reported_results")) \
+            + results.command_problems(cur):
+        bad(field, what)
 
 
 def _check_scan(scan: dict[str, Any], d: dict[str, Any], bad: Any) -> None:

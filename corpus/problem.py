@@ -13,7 +13,10 @@ sentence taken from one record field, which its `source` names:
 `resolve(record, source)` returns the value a source names and checks its file:line. Host syncs
 and data-dependent shapes are counted on the training path (`scan.training_path_counts`: files
 the training entry may load), the other constructs in the whole repository (`scan.counts`); each
-sentence starts with which. Deterministic: the same record gives the same bytes.
+sentence starts with which. The goal metric is the reported result the record says its command
+produces (`curated.command_result`, corpus/results.py), never merely the first row; where the
+repository reports none for the command, or which one is not established, the text says so.
+Deterministic: the same record gives the same bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from gpu2tpu.corpus import results
 from gpu2tpu.corpus.environment import ENVIRONMENT, STACKS
 from gpu2tpu.corpus.patterns import CONSTRUCTS
 
@@ -76,7 +80,7 @@ HAZARDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "custom kernels: no XLA path"),
 )
 WHERE_COUNTED = {TRAINING_PATH: "Training path", REPOSITORY: "Repository"}
-MAX_RESULTS = 2  # reported results told, in the record's order
+MAX_RESULTS = 2  # reported results told: the command's row, its configuration's, then others'
 MAX_HARD = 3  # hard CUDA-only names told with their first site; more are listed by name
 MAX_FLAGS = 2  # obsolete or heavy stacks the project states
 _SOURCE = re.compile(r"^(?P<path>[A-Za-z_][\w.\[\]]*?)(?:\.\{(?P<keys>[\w,]+)\})?"
@@ -135,6 +139,11 @@ def _check(record: dict[str, Any]) -> None:
             raise ProblemError(f"{name}: {field} must be {want} for a problem statement; fill it "
                                "(and the scan: gpu2tpu corpus scan --record FILE), then run "
                                "gpu2tpu corpus check")
+    if record["curated"]["reported_results"] and results.status(record["curated"]) is None:
+        raise ProblemError(f"{name}: curated.{results.COMMAND_RESULT} must say which reported "
+                           "result the train_command produces ({config, row: N | none | "
+                           "unknown, why}; gpu2tpu.corpus.results), then run gpu2tpu corpus "
+                           "check")
 
 
 def _result(r: dict[str, Any]) -> str:
@@ -142,12 +151,39 @@ def _result(r: dict[str, Any]) -> str:
     return f"{r.get('metric')} {r.get('value')}{where}"
 
 
-def _goal(results: list[Any]) -> list[Sentence]:
+def _goal(cur: dict[str, Any]) -> list[Sentence]:
+    """The goal metric: the row the record says its command produces (curated.command_result),
+    else a plain statement that the repository reports none for it, or that which one is not
+    established; then up to MAX_RESULTS rows in all, the command's configuration first."""
     field = "curated.reported_results"
-    if not results:
+    rows = [(i, r) for i, r in enumerate(cur["reported_results"]) if isinstance(r, dict)]
+    if not rows:
         return [("No README-reported goal metric is recorded.", field)]
-    return [(f"{'Goal metric (README)' if i == 0 else 'Also reported'}: {_result(r)}.",
-             f"{field}[{i}]") for i, r in enumerate(results[:MAX_RESULTS]) if isinstance(r, dict)]
+    match, chosen = results.status(cur), results.command_row(cur)
+    config = str(cur[results.COMMAND_RESULT]["config"]) if match else ""
+    out: list[Sentence] = []
+    if chosen is not None:
+        out.append((f"Goal metric (README, for this command's configuration: {config}): "
+                    f"{_result(cur['reported_results'][chosen])}.", f"{field}[{chosen}]"))
+    elif match == results.NONE:
+        out.append((f"The repository reports no result for this command's configuration "
+                    f"({config}).", f"curated.{results.COMMAND_RESULT}"))
+    else:
+        out.append((f"Which reported result this command's configuration ({config}) produces "
+                    "is not established.", f"curated.{results.COMMAND_RESULT}"))
+    maybe = results.candidates(cur)
+    same = [(i, r) for i, r in rows if i != chosen and r.get("config") == config]
+    by_index = dict(rows)
+    likely = [(i, by_index[i]) for i in maybe if i in by_index
+              and by_index[i].get("config") != config]
+    other = [(i, r) for i, r in rows if i != chosen and i not in maybe
+             and r.get("config") != config]
+    for i, r in (same + likely + other)[:MAX_RESULTS - (chosen is not None)]:
+        whose = ("Also reported for this configuration" if r.get("config") == config
+                 else f"Possibly this command's, reported for {r.get('config')}" if i in maybe
+                 else f"Reported for {r.get('config')}")
+        out.append((f"{whose}: {_result(r)}.", f"{field}[{i}]"))
+    return out
 
 
 def _hazards(scan: dict[str, Any]) -> list[Sentence]:
@@ -230,7 +266,7 @@ def problem_statement(record: dict[str, Any]) -> dict[str, Any]:
         [(f"Command to keep working: `{cur['train_command']}`.", "curated.train_command")]
         + ([(f"Training entry: {', '.join(roots)}.", "scan.cuda_only.training_roots")]
            if roots else [])
-        + _goal(cur["reported_results"]),
+        + _goal(cur),
         [(GUIDANCE[1], None)] + _hazards(scan),
         _hard(scan["cuda_only"]) + _environment(record.get(ENVIRONMENT)),
         [(GUIDANCE[2], None)],

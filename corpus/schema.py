@@ -8,7 +8,7 @@ from typing import Any
 
 from datasets import Features, List, Value
 
-from gpu2tpu.corpus import audits, data_facts, patterns, problem
+from gpu2tpu.corpus import audits, data_facts, patterns, problem, results
 from gpu2tpu.corpus.environment import ENVIRONMENT, ITEM_KEYS
 from gpu2tpu.corpus.scanner import SIZE_KEYS
 from gpu2tpu.tasks.spec import Goal, Performance, RunSpec
@@ -33,8 +33,14 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
     "task": (_S, "short task phrase"),
     "datasets": (List(_S), "datasets the project trains or evaluates on"),
     "train_command": (_S, "canonical training command from the README"),
-    "reported_results": (List({"metric": _S, "value": _F, "dataset": _S}),
-                         "numbers the README reports (facts only)"),
+    "reported_results": (List({"metric": _S, "value": _F, "dataset": _S, "config": _S}),
+                         "numbers the README reports (facts only), each with the configuration, "
+                         "model and dataset it belongs to (`config`)"),
+    "command_result": ({"status": _S, "row": _I, "config": _S, "why": _S},
+                       "which reported result `train_command` produces: status `matched` (`row` "
+                       "indexes `reported_results`), `none` (the repository reports no result for "
+                       "the command's configuration `config`) or `unknown` (not established), "
+                       "with the evidence (file:line); null when nothing is reported"),
     "hardness_notes": (List(_S), "curator's short factual tags"),
     "licence": (_S, "SPDX id detected from the licence file"),
     "licence_permissive": (_B, "whether that licence allows redistribution"),
@@ -74,8 +80,9 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
     "data": (List({"name": _S, "dataset": _S, "size": _S, "source": _S, "licence_or_terms": _S,
                    "gated": _B, "standin": _S, "evidence": List(_S)}),
              "per dataset the project names: size, official source, licence or access terms "
-             "(`unknown` where not established), gated or not, the stand-in a task writes (null: "
-             "none), evidence URLs (corpus/datasets.yaml); null when a name is not in the catalog"),
+             "(`unknown` where not established), gated or not (null: unknown, not established), "
+             "the stand-in a task writes (null: none), evidence URLs (corpus/datasets.yaml); null "
+             "when a name is not in the catalog"),
     "model_params": ({"params": _S, "where": _S, "code": _S, "model": _S},
                      "the model's parameter count as the pinned tree states it (file:line, the "
                      "line); null where the tree does not state one"),
@@ -172,8 +179,22 @@ def _data(rec: dict[str, Any]) -> list[dict[str, Any]] | None:
         return None
     return [{**{k: _opt_str(f.get(k)) for k in ("name", "dataset", "size", "source",
                                                  "licence_or_terms")},
-             "gated": bool(f.get("gated")), "standin": f.get("standin") or None,
+             "gated": _gated(f.get("gated")), "standin": f.get("standin") or None,
              "evidence": _strs(f.get("evidence"))} for f in facts]
+
+
+def _gated(value: Any) -> bool | None:
+    """The catalog's gated fact: true or false as stated, null where it is `unknown`."""
+    return value if isinstance(value, bool) else None
+
+
+def _command_result(cur: dict[str, Any]) -> dict[str, Any] | None:
+    """The record's curated.command_result as its column (corpus/results.py), null when absent."""
+    value = cur.get(results.COMMAND_RESULT)
+    if not isinstance(value, dict):
+        return None
+    return {"status": results.status(cur), "row": results.command_row(cur),
+            "config": _opt_str(value.get("config")), "why": _opt_str(value.get("why"))}
 
 
 def _model_params(rec: dict[str, Any]) -> dict[str, str | None] | None:
@@ -204,7 +225,7 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
     raw_run = scan.get("runnability")
     run: dict[str, Any] = raw_run if isinstance(raw_run, dict) else {}
     model = run.get("model") if isinstance(run.get("model"), dict) else {}
-    results = [r for r in cur.get("reported_results") or [] if isinstance(r, dict)]
+    reported = [r for r in cur.get("reported_results") or [] if isinstance(r, dict)]
     return {
         "id": _opt_str(rec.get("id")),
         "repo": _opt_str(rec.get("repo")),
@@ -219,7 +240,9 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
         "datasets": _strs(cur.get("datasets")),
         "train_command": _opt_str(cur.get("train_command")),
         "reported_results": [{"metric": _opt_str(r.get("metric")), "value": _num(r.get("value")),
-                              "dataset": _opt_str(r.get("dataset"))} for r in results],
+                              "dataset": _opt_str(r.get("dataset")),
+                              "config": _opt_str(r.get("config"))} for r in reported],
+        "command_result": _command_result(cur),
         "hardness_notes": _strs(cur.get("hardness_notes")),
         "licence": _opt_str(lic.get("spdx")),
         "licence_permissive": bool(lic.get("permissive")) if lic else None,

@@ -178,3 +178,15 @@ def test_the_outside_audits_corrections_are_applied(rid):
     assert audit is not None and audit.reader == "outside audit (issue 25)"
     assert any(c.outcome == "corrected" for c in audit.claims)
     assert audits.audit_status(rid) == "verified"
+
+
+def test_a_correction_holds_where_the_record_adds_later_fields():
+    """Issue 43 gave each reported result a `config`: a correction of the rows written before it
+    still holds when the record carries the same rows with their configs, and not otherwise."""
+    rows = [{"metric": "acc", "value": 74.0, "dataset": "CSQA"}]
+    assert audits.holds([{**rows[0], "config": "GreaseLM on CSQA"}], rows)
+    assert not audits.holds([{**rows[0], "value": 79.0, "config": "x"}], rows)
+    assert not audits.holds([{"metric": "acc", "dataset": "CSQA"}], rows)  # a key it lost
+    assert not audits.holds([*rows, *rows], rows) and audits.holds("a", "a")
+    for rid in ("snap-stanford__GreaseLM", "tim-learn__SHOT", "kimiyoung__ssl_bad_gan"):
+        assert audits.audit_status(rid) == audits.VERIFIED, rid

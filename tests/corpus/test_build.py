@@ -53,7 +53,8 @@ main = p["main"]
 print(json.dumps({{"splits": sorted(p), "main": main.num_rows, "ref": p["reference_only"].num_rows,
     "ids": list(main["id"]), "tiers": list(main["tier"]), "features": main.features.to_dict(),
     "task_features": t["practice"].features.to_dict(), "task": t["practice"][0]["command"],
-    "perf": t["practice"][0]["performance"], "results": main[0]["reported_results"]}}))
+    "perf": t["practice"][0]["performance"], "results": main[0]["reported_results"],
+    "command_result": main[0]["command_result"]}}))
 """
     got = _offline_python(code, tmp_path)
     assert got["splits"] == ["main", "reference_only"]
@@ -63,7 +64,10 @@ print(json.dumps({{"splits": sorted(p), "main": main.num_rows, "ref": p["referen
     assert got["task_features"] == TASK_FEATURES.to_dict()
     assert got["task"] == ["train.py", "--steps", "4"]
     assert got["perf"]["host_sync_allowance"] == pytest.approx(0.1)
-    assert got["results"] == [{"metric": "top1_accuracy", "value": 76.1, "dataset": "CIFAR-10"}]
+    assert got["results"] == [{"metric": "top1_accuracy", "value": 76.1, "dataset": "CIFAR-10",
+                               "config": "ResNet-18, CIFAR-10"}]
+    assert got["command_result"] == {"status": "matched", "row": 0, "config": "ResNet-18, CIFAR-10",
+                                     "why": "README.md:12 gives 76.1 for this command"}
 
 
 def test_build_is_deterministic_and_revision_is_the_rows_hash(small, tmp_path):

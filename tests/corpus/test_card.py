@@ -17,7 +17,7 @@ from corpus_helpers import write_considered
 from datasets import Features
 
 from gpu2tpu.corpus import card
-from gpu2tpu.corpus.build import build, changelog, rebalance_notes
+from gpu2tpu.corpus.build import NOTE_GLOBS, build, changelog, curation_notes
 from gpu2tpu.corpus.records import CURATION_DIR, load_considered
 from gpu2tpu.corpus.schema import CONFIG_FEATURES
 
@@ -165,10 +165,11 @@ def test_changelog_of_the_real_logs_names_every_swap_with_a_reason():
     considered, problems = load_considered(CURATION_DIR)
     assert problems == []
     changes = changelog(CURATION_DIR, considered)
-    notes = rebalance_notes(CURATION_DIR)
-    assert sorted(notes) == sorted(CURATION_DIR.glob("rebalance-*.md"))  # every note, once
+    notes = curation_notes(CURATION_DIR)
+    assert sorted(notes) == sorted(p for g in NOTE_GLOBS for p in CURATION_DIR.glob(g))  # once
     assert [c.source for c in changes][:len(notes)] == [p.name for p in notes]
-    assert [p.name for p in notes][:2] == ["rebalance-2026-12-05.md", "rebalance-2026-12.md"]
+    assert [p.name for p in notes][:3] == ["changes-2026-12-06.md", "rebalance-2026-12-05.md",
+                                           "rebalance-2026-12.md"]
     for change, note in zip(changes, notes):
         outs = [n.strip() for ln in note.read_text().splitlines() if ln.startswith("Out:")
                 for n in ln.split(":", 1)[1].split(",") if n.strip()]

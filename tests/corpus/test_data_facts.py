@@ -256,3 +256,19 @@ def test_one_name_means_one_dataset_across_records() -> None:
     assert resolved("weihua916__powerful-gnns")["COLLAB"] == "COLLAB"
     assert resolved("rusty1s__pyg_autoscale")["PPI"] == "PPI"
     assert "PPI" not in resolved("snap-stanford__pretrain-gnns")
+
+
+def test_gated_unknown_stays_unknown_in_the_dataset_rows():
+    """A catalog entry whose gated fact is `unknown` is null in the `data` column (issue 43: it
+    was turned into true), true and false stay as stated."""
+    from gpu2tpu.corpus.schema import project_row
+
+    catalog, _ = load_catalog()
+    seen = {True: 0, False: 0, None: 0}
+    for rec in (r.data for r in load_records() if r.data is not None):
+        for fact in project_row(rec)["data"] or []:
+            stated = catalog[fact["dataset"]].get("gated")
+            want = stated if isinstance(stated, bool) else None
+            assert fact["gated"] is want, (rec["id"], fact["dataset"], stated)
+            seen[want] += 1
+    assert all(seen.values()), seen  # the corpus names datasets of each kind

@@ -45,8 +45,11 @@ def _facts(value: Any) -> list[str]:
     if isinstance(value, list):
         return [str(v) for v in value] or ["No "]
     assert isinstance(value, dict), value
-    if "metric" in value:  # a reported result
-        return [str(value["metric"]), str(value["value"]), str(value["dataset"])]
+    if "metric" in value:  # a reported result, with the configuration it belongs to
+        return [str(value[k]) for k in ("metric", "value", "dataset", "config")]
+    if "why" in value:  # curated.command_result: none or unknown, naming the command's config
+        return [str(value["config"]), "reports no result" if value["row"] == "none"
+                else "is not established"]
     if "where" in value:  # an evidence line or an environment item
         return [str(value[k]) for k in ("name", "version", "stack", "where") if k in value]
     if not any(value.values()):  # counts, all zero: the claim says none was counted
@@ -99,18 +102,21 @@ def test_tier3_record_names_its_hard_kernel_and_goal() -> None:
     assert by[f"scan.cuda_only.evidence[0] at {where}"] == (
         "Hard CUDA-only dependency kernel:MultiScaleDeformableAttention (a compiled CUDA module), "
         f"first at {where}: replace it for XLA.")
-    assert by["curated.reported_results[0]"] == \
-        "Goal metric (README): box_AP 44.5 on COCO 2017 val."
+    assert by["curated.reported_results[0]"] == (
+        "Goal metric (README, for this command's configuration: Deformable DETR, R50, 50 epochs "
+        "(configs/r50_deformable_detr.sh)): box_AP 44.5 on COCO 2017 val.")
     assert "curated.reported_results[2]" not in by  # two results told, the rest left out
     assert by["scan.counts.distributed"].startswith("Repository: torch.distributed/DDP 25 (")
     assert "`GPUS_PER_NODE=8 ./tools/run_dist_launch.sh 8 ./configs/r50_deformable_detr.sh`" \
         in st["text"]
 
 
-def test_reported_results_become_the_goal() -> None:
+def test_the_commands_reported_result_becomes_the_goal() -> None:
     by = _by_source(problem_statement(_record(RESNET)))
-    assert by["curated.reported_results[0]"] == "Goal metric (README): top1_error 8.27 on CIFAR-10."
-    assert by["curated.reported_results[1]"].startswith("Also reported: top1_error ")
+    assert by["curated.reported_results[0]"] == (
+        "Goal metric (README, for this command's configuration: ResNet20): top1_error 8.27 on "
+        "CIFAR-10.")
+    assert by["curated.reported_results[1]"] == "Reported for ResNet56: top1_error 6.61 on CIFAR-10."
     assert not any(s.startswith("environment") for s in by)  # the record has no such block
 
 
