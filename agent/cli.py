@@ -80,6 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                              description="Print the model price table the agent charges by.")
     prices.add_argument("--prices", type=Path, default=None, help="price table YAML")
     prices.set_defaults(func=cmd_prices)
+    __import__("gpu2tpu.agent.baseline_cli", fromlist=["register"]).register(asub)  # agent baseline
 
 
 def _usd(text: str | None, flag: str) -> Decimal | None:
