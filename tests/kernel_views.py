@@ -20,3 +20,6 @@ GOLD = view([{"python": 2000, "host_kernels": 150, "xla_runtime": 200},  # trace
              {"jit": 400, "xla_runtime": 100}])  # XLA's program threads
 HOST = view([{"python": 1500, "host_kernels": 300, "jit": 200},  # eager, oneDNN's JIT
              {"host_kernels": 150, "jit": 250}], libs=())  # an OpenMP worker
+
+# a scan.json with no findings: a synthetic run observed as a real one is
+CLEAN_SCAN = {"schema_version": 1, "source": "static-scan", "files": 1, "added_lines": 1, "findings": []}
