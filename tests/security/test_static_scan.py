@@ -379,7 +379,7 @@ def test_a_run_recorded_before_the_scan_regrades_unverified(gc_walk: Path,
     assert line["category"] == "unverified" and "never scanned" in line["text"], line
     hardware = verdict["criteria"]["hardware"]["evidence"]
     assert any("no kernel view" in e["text"] for e in hardware)
-    assert verdict["categories"] == ["unverified"], verdict["categories"]
+    assert "unverified" in verdict["categories"], verdict["categories"]  # beside what else it did
 
 
 def test_the_scan_is_bounded(tmp_path: Path) -> None:
