@@ -13,7 +13,6 @@ from typing import Any
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.harness.engine import add_engine_options, engine_from_args, run_evaluations
-from gpu2tpu.harness.evidence_here import say_at_start
 from gpu2tpu.harness.inputs import add_workers_option, check_run_id, check_timeout, check_workers
 from gpu2tpu.harness.interrupts import EXIT_INTERRUPTED, Interrupted
 from gpu2tpu.harness.verdict_view import all_evidence, format_table, load_rows, why_failed
@@ -117,7 +116,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     check_timeout(args.timeout)
     apply_task_options(args)
     engine = engine_from_args(args)
-    say_at_start(engine.name, args.target)
     run_dir = args.runs.expanduser() / args.run_id
     try:
         summary = run_evaluations(args.predictions, args.run_id, args.runs, args.tasks,

@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from gpu2tpu import __version__
 from gpu2tpu.corpus import revision
+from gpu2tpu.harness.evidence_here import say_at_start
 from gpu2tpu.harness.inputs import check_request, select
 from gpu2tpu.harness.interrupts import Interrupted, Stopper
 from gpu2tpu.harness.patch_hunks import applied_part
@@ -83,6 +84,7 @@ def evaluate_predictions(predictions: Path, run_id: str, runs_root: Path = Path(
     sandboxed.sandbox_mode()  # refuses here, before anything runs, when bwrap is missing
     chosen = select(Path(predictions), tasks)
     preds, specs = chosen.predictions, chosen.specs
+    say_at_start("local", target_name)  # the inputs hold: what this machine can observe, once
     layout = RunLayout(Path(runs_root) / run_id)
     layout.root.mkdir(parents=True, exist_ok=True)
     reports: list[Report] = []

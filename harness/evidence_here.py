@@ -49,11 +49,16 @@ def summary(target: Target) -> str:
     return text
 
 
+_SAID: list[str] = []
+
+
 def say_at_start(engine_name: str, target_name: str) -> None:
-    """Print the summary once, before any compute, for evaluations on this machine (a Ray cluster's
-    nodes are other machines: each one's kernel view says what it collected)."""
-    if engine_name == "local":
+    """Print the summary once per process, before any compute and after the inputs were checked,
+    for evaluations on this machine (a Ray cluster's nodes are other machines: each one's kernel
+    view says what it collected)."""
+    if engine_name == "local" and target_name not in _SAID:
         import sys
 
         from gpu2tpu.record.targets import get_target
+        _SAID.append(target_name)
         print(summary(get_target(target_name)), file=sys.stderr)
