@@ -6,12 +6,14 @@ never passes: a user learns before the compute, not from every report, what to e
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpu2tpu.judge.kernel_checks import ENABLE_SAMPLES
+from gpu2tpu.harness.node_facts import tpu_device_files
+from gpu2tpu.judge.kernel_checks import SAMPLES_HOW
 from gpu2tpu.record import perf_samples
-from gpu2tpu.record.targets import Target
+from gpu2tpu.record.targets import Target, get_target
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,11 @@ def collectable(target: Target) -> list[Evidence]:
         Evidence("the kernel view of the graded processes (/proc)", Path("/proc/self/maps").is_file(),
                  "grade on Linux with /proc mounted"),
         Evidence("CPU samples (where the run's CPU time went: perf_event_open)", perf_samples.available(),
-                 ENABLE_SAMPLES.removeprefix("enable CPU samples with ")),
+                 SAMPLES_HOW),
     ]
     if not target.emulated:
-        dev = Path("/dev")
-        chips = any(dev.glob("accel[0-9]*")) or any((dev / "vfio").glob("[0-9]*"))
-        lines.append(Evidence("the accelerator's device files (/dev/accel*, /dev/vfio)", chips,
+        lines.append(Evidence("the accelerator's device files (/dev/accel*, /dev/vfio)",
+                              tpu_device_files() > 0,
                               f"grade {target.name} runs on a host with the accelerator attached"))
     return lines
 
@@ -57,8 +58,5 @@ def say_at_start(engine_name: str, target_name: str) -> None:
     for evaluations on this machine (a Ray cluster's nodes are other machines: each one's kernel
     view says what it collected)."""
     if engine_name == "local" and target_name not in _SAID:
-        import sys
-
-        from gpu2tpu.record.targets import get_target
         _SAID.append(target_name)
         print(summary(get_target(target_name)), file=sys.stderr)

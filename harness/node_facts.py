@@ -33,7 +33,8 @@ def tpu_generation(accelerator_type: str | None) -> str | None:
     return _GENERATIONS.get(match.group(1)) if match else None
 
 
-def _tpu_device_files() -> int:
+def tpu_device_files() -> int:
+    """How many TPU device files this host has (/dev/accel*: v2-v4; /dev/vfio/<n>: v5e and later)."""
     dev = Path("/dev")
     return len(list(dev.glob("accel[0-9]*"))) + len(list((dev / "vfio").glob("[0-9]*")))
 
@@ -62,7 +63,7 @@ def _gpus() -> list[str]:
 def detect(probe_metadata: bool = True) -> dict[str, Any]:
     """This host's facts: name, CPUs, memory, and its accelerator (a TPU generation, GPUs or none)."""
     tpu_type = os.environ.get(TPU_TYPE_ENV)
-    chips = _tpu_device_files()
+    chips = tpu_device_files()
     if not tpu_type and chips and probe_metadata:
         tpu_type = _metadata_accelerator_type()
     gpus = _gpus()

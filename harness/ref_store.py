@@ -79,7 +79,7 @@ class ReferenceStore:
         dest.parent.mkdir(parents=True, exist_ok=True)
         with open(str(dest) + ".lock", "w") as lock:  # the lock ensure_references takes
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if _sealed(dest):
+            if usable(dest):
                 return dest
             if not self.has(dest.name):
                 return None
@@ -89,7 +89,7 @@ class ReferenceStore:
             shutil.rmtree(dest, ignore_errors=True)
             os.replace(incoming, dest)
             self.fs.get_file(self._path(dest.name + ".seal"), str(seal_path(dest)))
-            return dest if _sealed(dest) else None
+            return dest if usable(dest) else None
 
     def download(self, name: str, incoming: Path) -> bool:
         """Copy the files bundle `name`'s manifest lists (and the manifest) into `incoming`, a
@@ -111,8 +111,3 @@ class ReferenceStore:
         with self.fs.open(remote, "rb") as fh:
             data = json.loads(fh.read())
         return data if isinstance(data, dict) else {}
-
-
-def _sealed(bundle: Path) -> bool:
-    """The checks `ensure_references` applies before it uses a cached bundle (references.usable)."""
-    return usable(bundle)

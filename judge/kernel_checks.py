@@ -32,8 +32,9 @@ SUPERVISOR, IN_PROCESS = "supervisor", "in-process"
 # The category of a verdict that needs evidence the grader could not collect: not the agent's failure,
 # never ranked (a run is `migrated` only on evidence that was there)
 UNVERIFIED = "unverified"
-ENABLE_SAMPLES = ("enable CPU samples with `sysctl -w kernel.perf_event_paranoid=1`, or run the grader "
-                  "as root or with CAP_PERFMON, then grade again")
+SAMPLES_HOW = ("`sysctl -w kernel.perf_event_paranoid=1`, or run the grader as root or with "
+               "CAP_PERFMON, then grade again")
+ENABLE_SAMPLES = f"enable CPU samples with {SAMPLES_HOW}"
 PYTHON_SHARE = 0.05  # a thread with at least this share of its samples in the interpreter runs Python
 # Fewer samples than this are noise (Poisson: +-14%); no CPU-time limit is set below them
 NOISE_SAMPLES = 50
@@ -128,7 +129,7 @@ def check_kernel(res: CriterionResult, target: Target, budget: float, cand: dict
     _check_chip(res, cand, gold, bad, said)
     if g is None or not (c.sampled and g.sampled):
         res.check(False, "where the CPU time went was not observed, so the hardware criterion is "
-                  f"unverified: {_unsampled_why(cand, gold)}", UNVERIFIED, source=SUPERVISOR)
+                  f"unverified: {_unsampled_why(cand, c, gold, g)}", UNVERIFIED, source=SUPERVISOR)
         return
     # as a ratio that must stay within the budget, like the time lines: gold's over the run's
     shortfall = g.xla_exec_s / max(c.xla_exec_s, g.period_s)
@@ -164,11 +165,12 @@ def check_kernel(res: CriterionResult, target: Target, budget: float, cand: dict
               f"(limit {cap:.2f} s)", bad, ("kernel_unsampled", c.unsampled_s, cap), source=SUPERVISOR)
 
 
-def _unsampled_why(cand: dict[str, Any], gold: dict[str, Any] | None) -> str:
-    if gold is None:
+def _unsampled_why(cand: dict[str, Any], c: Profile, gold: dict[str, Any] | None,
+                   g: Profile | None) -> str:
+    if gold is None or g is None:
         return "the gold has no kernel view (its references predate it): rebuild them with this harness"
     missing = [(who, (view.get("cpu_samples") or {}).get("error") or "no CPU samples were taken")
-               for who, view in (("this run", cand), ("the gold", gold)) if not profile(view).sampled]
+               for who, view, seen in (("this run", cand, c), ("the gold", gold, g)) if not seen.sampled]
     return "; ".join(f"{who}: {error}" for who, error in missing) + f"; {ENABLE_SAMPLES}"
 
 
