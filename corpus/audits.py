@@ -14,12 +14,21 @@ file per record:
         why: <one sentence; exactly when corrected or unverifiable>
 
 Audits never edit records: a correction counts as applied once the record's field equals it
-(a mapping may carry keys the correction does not name: fields added to the format later).
+(a mapping may carry keys the correction does not name: fields added to the format later). A file
+grows by later reads appended below earlier ones: of several claims about the same field, the
+last one stands (a later read that corrected the field again supersedes the earlier correction).
+
+"Verified" counts fields, not records (issue 43): AUDIT_FIELDS are the fields a second read checks;
+a claim covers the field it names or one inside it (`scan.cuda_only.evidence[3].status` covers
+`scan.cuda_only.evidence`). Per record and field, `field_statuses` says verified (claims ok, or
+corrected and the record holds the correction), corrected-pending, unverifiable, or not checked;
+a record is verified only when every field it has is.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -36,6 +45,21 @@ OUTCOMES = ("ok", "corrected", "unverifiable")
 AUDIT_KEYS = ("record", "commit", "reader", "claims")
 CLAIM_KEYS = ("field", "outcome", "evidence", "correction", "why")
 VERIFIED, PENDING, NOT_AUDITED = "verified", "corrected-pending", "not audited"
+PARTLY = "partly verified"  # audited, nothing pending, but a field not checked or unverifiable
+UNVERIFIABLE, NOT_CHECKED = "unverifiable", "not checked"
+FIELD_STATUSES = (VERIFIED, PENDING, UNVERIFIABLE, NOT_CHECKED)
+
+# the fields a second read checks against the pinned tree (what the card's "verified" counts)
+AUDIT_FIELDS: tuple[str, ...] = (
+    "commit", "scan.commit_date", "curated.licence_seen", "scan.licence",
+    "curated.paper_title", "curated.paper_url", "curated.paper_year",
+    "curated.train_command", "curated.datasets", "curated.reported_results",
+    "curated.command_result", "curated.hardness_notes",
+    "scan.cuda_only.training_roots", "scan.cuda_only.hard", "scan.cuda_only.evidence", "scan.tier",
+    "scan.counts", "scan.training_path_counts",
+    "scan.runnability.cpu_task", "scan.runnability.data", "scan.runnability.model",
+    "environment.python", "environment.torch", "environment.cuda", "environment.install",
+)
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
@@ -198,9 +222,15 @@ def load_audits(audits_dir: Path = AUDITS_DIR,
     return {rid: a for rid in ids if (a := load_audit(rid, audits_dir, projects_dir))}
 
 
+def standing(claims: Sequence[Any]) -> list[Any]:
+    """The claims that stand: the last one per field (claims, or (field, ...) tuples), in order."""
+    last = {(c.field if isinstance(c, Claim) else c[0]): i for i, c in enumerate(claims)}
+    return [c for i, c in enumerate(claims) if last[c.field if isinstance(c, Claim) else c[0]] == i]
+
+
 def _pending(audit: Audit, projects_dir: Path) -> list[PendingCorrection]:
     data = load_record(projects_dir / f"{audit.record}.yaml").data or {}
-    return _unapplied(audit.record, data, [(c.field, c.correction) for c in audit.claims
+    return _unapplied(audit.record, data, [(c.field, c.correction) for c in standing(audit.claims)
                                            if c.outcome == "corrected"])
 
 
@@ -231,29 +261,79 @@ def holds(current: Any, correction: Any) -> bool:
     return bool(current == correction)
 
 
+def covers(claim_field: str, field: str) -> bool:
+    """Whether a claim about `claim_field` checks (part of) `field`."""
+    return claim_field == field or claim_field.startswith((field + ".", field + "["))
+
+
+def field_statuses(record: dict[str, Any], claims: list[tuple[str, str, Any]]) -> dict[str, str]:
+    """Per AUDIT_FIELDS entry the record has: its status under `claims` (field, outcome,
+    correction). A field the record lacks (no reported results: no command_result) is left out."""
+    claims = standing(claims)
+    out: dict[str, str] = {}
+    for field in AUDIT_FIELDS:
+        try:
+            if resolve(record, field) is _MISSING:
+                continue
+        except ValueError:
+            continue
+        mine = [c for c in claims if covers(c[0], field)]
+        fixes = [(f, corr) for f, outcome, corr in mine if outcome == "corrected"]
+        if not mine:
+            out[field] = NOT_CHECKED
+        elif _unapplied(str(record.get("id")), record, fixes):
+            out[field] = PENDING
+        elif any(outcome == "unverifiable" for _, outcome, _ in mine):
+            out[field] = UNVERIFIABLE
+        else:
+            out[field] = VERIFIED
+    return out
+
+
+def _status_of(record: dict[str, Any], claims: list[tuple[str, str, Any]]) -> str:
+    claims = standing(claims)
+    corrections = [(f, corr) for f, outcome, corr in claims if outcome == "corrected"]
+    if _unapplied(str(record.get("id")), record, corrections):
+        return PENDING
+    statuses = field_statuses(record, claims).values()
+    return VERIFIED if all(s == VERIFIED for s in statuses) else PARTLY
+
+
 def audit_status(record_id: str, audits_dir: Path = AUDITS_DIR,
                  projects_dir: Path = PROJECTS_DIR) -> str:
-    """"verified", "corrected-pending" (a correction not yet in the record) or "not audited"."""
+    """"verified" (every audited field checked and holding), "partly verified", "corrected-pending"
+    (a correction not yet in the record) or "not audited"."""
     audit = load_audit(record_id, audits_dir, projects_dir)
     if audit is None:
         return NOT_AUDITED
-    return PENDING if _pending(audit, projects_dir) else VERIFIED
+    data = load_record(projects_dir / f"{record_id}.yaml").data or {}
+    return _status_of(data, [(c.field, c.outcome, c.correction) for c in audit.claims])
 
 
-def record_status(record: dict[str, Any], audits_dir: Path = AUDITS_DIR) -> str:
-    """The status of a record as given (the dataset build's rows): "not audited" when no audit of
-    its commit exists, else "verified" or "corrected-pending" by comparing each correction with
-    the record's value. The audit files themselves are validated by `corpus check`."""
+def _raw_claims(record: dict[str, Any], audits_dir: Path) -> list[tuple[str, str, Any]] | None:
+    """The claims of the record's audit file as given (None: no audit of its commit)."""
     path = audits_dir / f"{record.get('id')}.yaml"
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, yaml.YAMLError):
         raw = None
     if not isinstance(raw, dict) or raw.get("commit") != record.get("commit"):
-        return NOT_AUDITED
-    corrections = [(str(c.get("field")), c.get("correction")) for c in raw.get("claims") or []
-                   if isinstance(c, dict) and c.get("outcome") == "corrected"]
-    return PENDING if _unapplied(str(record.get("id")), record, corrections) else VERIFIED
+        return None
+    return [(str(c.get("field")), str(c.get("outcome")), c.get("correction"))
+            for c in raw.get("claims") or [] if isinstance(c, dict)]
+
+
+def record_status(record: dict[str, Any], audits_dir: Path = AUDITS_DIR) -> str:
+    """The status of a record as given (the dataset build's rows): "not audited" when no audit of
+    its commit exists, else as `audit_status`. The audit files are validated by `corpus check`."""
+    claims = _raw_claims(record, audits_dir)
+    return NOT_AUDITED if claims is None else _status_of(record, claims)
+
+
+def record_field_statuses(record: dict[str, Any], audits_dir: Path = AUDITS_DIR) -> dict[str, str]:
+    """Per audited field of a record as given, its status (every field "not checked" when the
+    record has no audit of its commit)."""
+    return field_statuses(record, _raw_claims(record, audits_dir) or [])
 
 
 def pending_corrections(audits_dir: Path = AUDITS_DIR,
@@ -264,10 +344,18 @@ def pending_corrections(audits_dir: Path = AUDITS_DIR,
 
 
 def audit_summary(audits_dir: Path = AUDITS_DIR, projects_dir: Path = PROJECTS_DIR) -> dict[str, Any]:
-    """Records audited, claims checked, corrected, unverifiable, the share corrected, pending."""
+    """Records audited, claims checked, corrected, unverifiable, the share corrected, pending, and
+    the audited fields of every record by status (`fields`: what "verified" counts)."""
     audits = load_audits(audits_dir, projects_dir)
     claims = [c for a in audits.values() for c in a.claims]
     corrected = sum(c.outcome == "corrected" for c in claims)
+    fields = dict.fromkeys(FIELD_STATUSES, 0)
+    for path in sorted(projects_dir.glob("*.yaml")):
+        data = load_record(path).data or {}
+        audit = audits.get(path.stem)
+        triples = [(c.field, c.outcome, c.correction) for c in audit.claims] if audit else []
+        for status in field_statuses(data, triples).values():
+            fields[status] += 1
     return {
         "records_audited": len(audits),
         "claims_checked": len(claims),
@@ -275,4 +363,5 @@ def audit_summary(audits_dir: Path = AUDITS_DIR, projects_dir: Path = PROJECTS_D
         "unverifiable": sum(c.outcome == "unverifiable" for c in claims),
         "share_corrected": round(corrected / len(claims), 4) if claims else 0.0,
         "records_pending": sum(bool(_pending(a, projects_dir)) for a in audits.values()),
+        "fields": fields,
     }

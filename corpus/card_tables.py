@@ -100,6 +100,7 @@ def second_reads(projects: list[dict[str, Any]]) -> str:
     corrected = sum(1 for c in claims if c.outcome == "corrected")
     unverifiable = sum(1 for c in claims if c.outcome == "unverifiable")
     status = Counter(str(r.get("audit_status")) for r in projects)
+    fields = Counter(str(f.get("status")) for r in projects for f in r.get("audit_fields") or [])
     share = f"{corrected / len(claims):.1%}" if claims else "n/a"
     facts = [f for r in projects for f in r.get("data") or []]
     entries = {f.get("dataset") for f in facts}
@@ -107,14 +108,21 @@ def second_reads(projects: list[dict[str, Any]]) -> str:
     told = [r["command_result"] for r in projects if r.get("command_result")]
     goals = Counter(str(c.get("status")) for c in told)
     return (
-        f"**Second reads.** {len(found)} of {len(projects)} records were read a second time "
-        "against the pinned tree by a reader who did not write them (`corpus/curation/audits/`, "
-        f"column `audit_status`): {len(claims)} claims checked, {corrected} corrected ({share}), "
-        f"{unverifiable} unverifiable. Corrections of curated fields are made in the records; "
-        "corrections of derived fields (scan, environment) are kept, with their evidence, as "
-        "`curated.corrections`, which every writer of those blocks applies. Status: "
-        + ", ".join(f"{k} {status[k]}" for k in ("verified", "corrected-pending", "not audited"))
-        + ".\n\n"
+        f"**Second reads, per field.** A reader who did not write a record checks its fields "
+        "against the pinned tree (`corpus/curation/audits/`): the "
+        f"{len(audits.AUDIT_FIELDS)} audited fields (`gpu2tpu.corpus.audits.AUDIT_FIELDS`) of "
+        f"{len(projects)} records make {sum(fields.values())} field values: "
+        f"{fields[audits.VERIFIED]} verified (checked, and right or corrected), "
+        f"{fields[audits.UNVERIFIABLE]} unverifiable, {fields[audits.PENDING]} with a correction "
+        f"not yet applied, {fields[audits.NOT_CHECKED]} not checked (column `audit_fields`). "
+        f"{len(found)} records have an audit: {len(claims)} claims, {corrected} corrected "
+        f"({share}), {unverifiable} unverifiable. A record is `verified` (column `audit_status`) "
+        "only when every one of its audited fields is: "
+        + ", ".join(f"{k} {status[k]}" for k in (audits.VERIFIED, audits.PARTLY, audits.PENDING,
+                                                  audits.NOT_AUDITED))
+        + ". Corrections of curated fields are made in the records; corrections of derived "
+        "fields (scan, environment) are kept, with their evidence, as `curated.corrections`, "
+        "which every writer of those blocks applies.\n\n"
         f"**Data facts** (column `data`): {len(facts)} dataset mentions resolve to "
         f"{len(entries)} entries of `corpus/datasets.yaml`: "
         f"{sum(1 for f in facts if f.get('gated'))} gated, "

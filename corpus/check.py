@@ -108,10 +108,20 @@ def _check_corrections(corrections: Any, scan: dict[str, Any], where: str, bad: 
                 f"`gpu2tpu corpus scan --record {where}`")
 
 
+# what a README writes for the reader to fill in: no shell runs a command that still holds one
+PLACEHOLDER = re.compile(r"<[A-Za-z][\w \-]*>|\$\{?[A-Z][A-Z_]*\}?|\bYOUR_|PATH_TO|/path/to/"
+                         r"|\[\w+(?:\|\w+)+\]")
+
+
 def _check_curated(cur: dict[str, Any], bad: Any) -> None:
     for key in _CURATED_STR:
         if not isinstance(cur.get(key), str) or not cur[key].strip():
             bad(f"curated.{key}", "missing or empty")
+    command = cur.get("train_command")
+    if isinstance(command, str) and (m := PLACEHOLDER.search(command)):
+        bad("curated.train_command", f"holds the template placeholder {m[0]!r}: write the value "
+            "the command runs with (a path under data/ for a dataset root) and say in "
+            "hardness_notes that the curators adapted it")
     url = cur.get("paper_url")
     if not isinstance(url, str) or not re.match(r"^https?://\S+$", url):
         bad("curated.paper_url", f"must be an http(s) URL, found {url!r}")

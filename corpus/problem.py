@@ -77,9 +77,13 @@ HAZARDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "multi-GPU code: use torch_xla's backend, same global batch"),
     (REPOSITORY, ("torch_compile",), "use the openxla backend or none"),
     (REPOSITORY, ("cpp_extension", "triton", "triton_kernel", "numba_cuda"),
-     "custom kernels: no XLA path"),
+     "custom kernels built for CUDA: XLA runs a PyTorch path instead, the repository's "
+     "own fallback where it has one"),
 )
 WHERE_COUNTED = {TRAINING_PATH: "Training path", REPOSITORY: "Repository"}
+# hard names that are not CUDA packages themselves (a second read added each to a record)
+NAMED_DEPENDENCIES = {"horovod": "a distribution layer with no XLA backend",
+                      "nvidia-smi": "NVIDIA's command-line tool, run by the configuration"}
 MAX_RESULTS = 2  # reported results told: the command's row, its configuration's, then others'
 MAX_HARD = 3  # hard CUDA-only names told with their first site; more are listed by name
 MAX_FLAGS = 2  # obsolete or heavy stacks the project states
@@ -210,7 +214,7 @@ def _dependency(name: str) -> str:
         return "a CUDA extension built at import"
     if name == "torch.ops.load_library":
         return "a compiled op library"
-    return "a CUDA-only package"
+    return NAMED_DEPENDENCIES.get(name, "a CUDA-only package")
 
 
 def _hard(cuda_only: dict[str, Any]) -> list[Sentence]:
@@ -228,7 +232,7 @@ def _hard(cuda_only: dict[str, Any]) -> list[Sentence]:
                         "path: replace it for XLA.", f"scan.cuda_only.hard[{i}]"))
             continue
         where = evidence[site]["where"]
-        out.append((f"Hard CUDA-only dependency {name} ({_dependency(name)}), first at {where}: "
+        out.append((f"Hard CUDA-only dependency {name} ({_dependency(name)}), used at {where}: "
                     "replace it for XLA.", f"scan.cuda_only.evidence[{site}] at {where}"))
     if len(hard) > MAX_HARD:
         out.append((f"Hard CUDA-only dependencies in all: {', '.join(hard)}.",

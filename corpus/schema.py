@@ -90,9 +90,12 @@ PROJECT_COLUMNS: dict[str, tuple[Any, str]] = {
                           "given (corpus/problem.py)"),
     "problem_claims": (List({"claim": _S, "source": _S}),
                        "each fact of the problem statement with the record field it comes from"),
-    "audit_status": (_S, "verified (a second reader checked every claim against the pinned tree "
-                     "and every correction is applied), corrected-pending, or not audited "
-                     "(corpus/curation/audits/)"),
+    "audit_status": (_S, "verified (a second reader checked every audited field against the "
+                     "pinned tree and every correction is applied), partly verified, "
+                     "corrected-pending, or not audited (corpus/curation/audits/)"),
+    "audit_fields": (List({"field": _S, "status": _S}),
+                     "per audited field (gpu2tpu.corpus.audits.AUDIT_FIELDS) the record has: "
+                     "verified, corrected-pending, unverifiable or not checked"),
     "tier": (Value("int8"), "0 device-agnostic .. 3 the training path needs CUDA-only code"),
     "flags": (List(_S), "derived tags"),
     "score": (_I, "difficulty score 0-100"),
@@ -279,6 +282,8 @@ def project_row(rec: dict[str, Any]) -> dict[str, Any]:
         "model_params": _model_params(rec),
         **_problem(rec),
         "audit_status": audits.record_status(rec),
+        "audit_fields": [{"field": f, "status": st}
+                         for f, st in audits.record_field_statuses(rec).items()],
         "tier": _int(scan.get("tier")),
         "flags": _strs(scan.get("flags")),
         "score": _int(scan.get("score")),

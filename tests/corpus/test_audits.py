@@ -20,7 +20,7 @@ from gpu2tpu.corpus.records import PROJECTS_DIR, load_record
 RID = "clovaai__cutblur"
 COMMIT = "2448f8bb42e2705d54f0c273e0952664f4f98754"
 COMMAND = ("python main.py --use_moa --model EDSR --dataset DIV2K_SR --div2k_range 1-800/801-810 "
-           "--scale 2 --dataset_root <directory_of_dataset>")
+           "--scale 2 --dataset_root data/DIV2K")
 
 
 def _claims() -> list[dict[str, Any]]:
@@ -63,7 +63,8 @@ def test_a_good_file_loads_and_its_applied_correction_reads_verified(dirs):
     audit = audits.load_audit(RID, audit_dir, projects)
     assert audit is not None and audit.commit == COMMIT
     assert [c.outcome for c in audit.claims] == ["ok", "ok", "corrected", "unverifiable"]
-    assert audits.audit_status(RID, audit_dir, projects) == "verified"
+    # four fields checked of the audited ones, one unverifiable: not a verified record
+    assert audits.audit_status(RID, audit_dir, projects) == "partly verified"
     assert audits.audit_status("jik876__hifi-gan", audit_dir, projects) == "not audited"
     assert audits.pending_corrections(audit_dir, projects) == []
 
@@ -146,7 +147,7 @@ def test_status_turns_verified_once_the_correction_is_applied(dirs):
     path = projects / f"{RID}.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace("  tier: 1\n", "  tier: 2\n"),
                     encoding="utf-8")
-    assert audits.audit_status(RID, audit_dir, projects) == "verified"
+    assert audits.audit_status(RID, audit_dir, projects) == "partly verified"
     assert audits.pending_corrections(audit_dir, projects) == []
 
 
@@ -159,13 +160,18 @@ def test_summary_counts_claims_and_the_share_corrected(dirs):
                        "claims": [_claim(evidence="train.py:1")]}, name="jik876__hifi-gan")
     assert audits.audit_summary(audit_dir, projects) == {
         "records_audited": 2, "claims_checked": 5, "corrected": 1, "unverifiable": 1,
-        "share_corrected": 0.2, "records_pending": 0}
+        "share_corrected": 0.2, "records_pending": 0,
+        # two records' audited fields: cutblur 4 checked (one unverifiable), hifi-gan 1
+        "fields": {"verified": 4, "corrected-pending": 0, "unverifiable": 1,
+                   "not checked": _fields(projects, RID) + _fields(projects, "jik876__hifi-gan")
+                   - 5}}
     empty = audit_dir.parent / "none"
     assert audits.audit_summary(empty, projects)["share_corrected"] == 0.0
 
 
 def test_committed_audit_files_are_valid():
     assert audits.audit_problems() == []
+    assert audits.pending_corrections() == []  # every standing correction is in its record
 
 
 OUTSIDE = ("clovaai__cutblur", "rusty1s__pyg_autoscale", "HazyResearch__hyena-dna",
@@ -177,7 +183,7 @@ def test_the_outside_audits_corrections_are_applied(rid):
     audit = audits.load_audit(rid)
     assert audit is not None and audit.reader == "outside audit (issue 25)"
     assert any(c.outcome == "corrected" for c in audit.claims)
-    assert audits.audit_status(rid) == "verified"
+    assert audits.audit_status(rid) != audits.PENDING
 
 
 def test_a_correction_holds_where_the_record_adds_later_fields():
@@ -189,4 +195,49 @@ def test_a_correction_holds_where_the_record_adds_later_fields():
     assert not audits.holds([{"metric": "acc", "dataset": "CSQA"}], rows)  # a key it lost
     assert not audits.holds([*rows, *rows], rows) and audits.holds("a", "a")
     for rid in ("snap-stanford__GreaseLM", "tim-learn__SHOT", "kimiyoung__ssl_bad_gan"):
-        assert audits.audit_status(rid) == audits.VERIFIED, rid
+        assert audits.audit_status(rid) != audits.PENDING, rid
+
+
+def _fields(projects: Path, rid: str) -> int:
+    """How many audited fields the record has."""
+    return len(audits.field_statuses(load_record(projects / f"{rid}.yaml").data or {}, []))
+
+
+def test_verified_counts_fields_and_a_record_is_verified_only_when_every_field_is(dirs):
+    """Issue 43: a record whose audit checked four claims is not "verified"; each audited field has
+    its own status, a claim inside a field covers it, and a field the record lacks is not counted."""
+    audit_dir, projects = dirs
+    rec = load_record(projects / f"{RID}.yaml").data
+    assert rec is not None
+    claims = [("scan.licence.spdx", "ok", None), ("curated.reported_results", "unverifiable", None),
+              ("scan.tier", "corrected", 2)]
+    st = audits.field_statuses(rec, claims)
+    assert st["scan.licence"] == "verified"  # covered by a claim about a key inside it
+    assert st["curated.reported_results"] == "unverifiable"
+    assert st["scan.tier"] == "corrected-pending"  # the record holds tier 1
+    assert st["curated.train_command"] == "not checked"
+    assert "curated.command_result" not in st  # no reported results: nothing to say which row
+    assert not audits.covers("scan.licences", "scan.licence")
+    every = [(f, "ok", None) for f in st]
+    assert set(audits.field_statuses(rec, every).values()) == {"verified"}
+    _write(audit_dir, _audit(claims=[{"field": f, "outcome": "ok", "evidence": "x.py:1"}
+                                     for f in st]))
+    assert audits.audit_status(RID, audit_dir, projects) == "verified"
+    assert audits.record_status(rec, audit_dir) == "verified"
+    assert set(audits.record_field_statuses(rec, audit_dir).values()) == {"verified"}
+    assert set(audits.record_field_statuses(rec, audit_dir.parent).values()) == {"not checked"}
+
+
+def test_a_later_read_of_the_same_field_supersedes_the_earlier_one(dirs):
+    """An audit file grows by later reads appended below: when a later reader corrects a field the
+    earlier one had corrected to another value, the later claim stands (not a pending correction)."""
+    audit_dir, projects = dirs
+    earlier = {"field": "scan.tier", "outcome": "corrected", "evidence": "main.py:1",
+               "correction": 2, "why": "an earlier reader's value"}
+    later = {"field": "scan.tier", "outcome": "ok", "evidence": "main.py:1 read again"}
+    _write(audit_dir, _audit(claims=[*_claims(), earlier]))
+    assert audits.audit_status(RID, audit_dir, projects) == "corrected-pending"
+    _write(audit_dir, _audit(claims=[*_claims(), earlier, later]))
+    assert audits.audit_status(RID, audit_dir, projects) == "partly verified"
+    assert audits.pending_corrections(audit_dir, projects) == []
+    assert audits.standing([("a", 1), ("b", 2), ("a", 3)]) == [("b", 2), ("a", 3)]

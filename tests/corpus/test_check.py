@@ -99,6 +99,15 @@ CASES = [
     ("command result without evidence", _set("curated.command_result.why", "trust me"),
      "curated.command_result.why"),
     ("datasets", _set("curated.datasets", "CIFAR-10"), "curated.datasets"),
+    # issue 43: a README's fill-in left in the command (each seen in a recorded command)
+    ("command placeholder", _set("curated.train_command", "python main.py --root <directory>"),
+     "curated.train_command"),
+    ("command env placeholder", _set("curated.train_command", "python train.py ${DATA_DIR}"),
+     "curated.train_command"),
+    ("command example path", _set("curated.train_command", "python t.py --data /path/to/coco"),
+     "curated.train_command"),
+    ("command choice list", _set("curated.train_command", "python m.py --model [EDSR|RCAN]"),
+     "curated.train_command"),
     ("id", _set("id", "bob__other"), "id"),
     ("schema", _set("schema_version", 2), "schema_version"),
 ]

@@ -58,7 +58,7 @@ def test_the_goal_is_the_row_the_record_marks_as_its_commands(rec: dict[str, Any
 @pytest.mark.parametrize("rid,goal", [
     # the audit's three: a distillation pair, RoBERTa-large's RTE, a Kinetics-400 pre-training
     ("HobbitLong__RepDistiller", "top1_accuracy 75.51 on CIFAR-100"),
-    ("THUDM__P-tuning-v2", "accuracy 86.6 on RTE (RoBERTa-large)"),
+    ("THUDM__P-tuning-v2", "accuracy 86.6 on SuperGLUE RTE validation"),
     ("MCG-NJU__VideoMAE", "top1_accuracy 80.0 on Kinetics-400"),
     ("CompVis__latent-diffusion", "FID 5.11 on CelebA-HQ"),
 ])

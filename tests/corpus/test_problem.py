@@ -64,7 +64,11 @@ def test_every_claim_resolves_to_the_value_it_states(rid: str) -> None:
     assert len(claims) >= 6
     for c in claims:
         value = resolve(rec, c["source"])
-        for fact in _facts(value):
+        facts = _facts(value)
+        if c["claim"].startswith("Also reported for this configuration: "):  # the command's own
+            assert value["config"] == rec["curated"]["command_result"]["config"]
+            facts.remove(str(value["config"]))
+        for fact in facts:
             assert fact in c["claim"], (c, fact)
         if " at " in c["source"]:  # file:line: the item's own where, repeated in the claim
             assert value["where"] == c["source"].rsplit(" at ", 1)[1]
@@ -101,13 +105,14 @@ def test_tier3_record_names_its_hard_kernel_and_goal() -> None:
     where = "models/ops/functions/ms_deform_attn_func.py:18"
     assert by[f"scan.cuda_only.evidence[0] at {where}"] == (
         "Hard CUDA-only dependency kernel:MultiScaleDeformableAttention (a compiled CUDA module), "
-        f"first at {where}: replace it for XLA.")
+        f"used at {where}: replace it for XLA.")
     assert by["curated.reported_results[0]"] == (
         "Goal metric (README, for this command's configuration: Deformable DETR, R50, 50 epochs "
         "(configs/r50_deformable_detr.sh)): box_AP 44.5 on COCO 2017 val.")
     assert "curated.reported_results[2]" not in by  # two results told, the rest left out
     assert by["scan.counts.distributed"].startswith("Repository: torch.distributed/DDP 25 (")
-    assert "`GPUS_PER_NODE=8 ./tools/run_dist_launch.sh 8 ./configs/r50_deformable_detr.sh`" \
+    assert "`GPUS_PER_NODE=8 ./tools/run_dist_launch.sh 8 ./configs/r50_deformable_detr.sh " \
+        "--batch_size 4`" \
         in st["text"]
 
 
@@ -133,7 +138,7 @@ def test_every_record_lists_its_training_path_hazards() -> None:
             assert bool(named) == (n > 0), (rec["id"], key, n)
         if rec["scan"]["cuda_only"]["hard"]:
             assert any(s.startswith("scan.cuda_only.evidence[") for s in sources), rec["id"]
-        assert 80 <= len(st["text"].split()) <= 250, rec["id"]
+        assert 80 <= len(st["text"].split()) <= 300, rec["id"]
 
 
 def test_same_record_same_bytes_whatever_the_key_order() -> None:
