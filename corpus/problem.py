@@ -67,9 +67,9 @@ TRAINING_PATH, REPOSITORY = "scan.training_path_counts", "scan.counts"
 PRECISION = ("autocast", "grad_scaler", "half_precision", "apex")
 # (field, constructs, what they mean on XLA): one sentence per group with a nonzero count
 HAZARDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    (TRAINING_PATH, ("item", "host_transfer"), "a host sync per call on XLA"),
+    (TRAINING_PATH, ("item", "host_transfer"), "a host sync per call on XLA, where the run reaches it"),
     (TRAINING_PATH, ("nonzero", "bool_mask_index", "unique", "masked_select"),
-     "data-dependent shapes recompile on XLA"),
+     "data-dependent shapes recompile on XLA, where the run reaches them"),
     (REPOSITORY, ("cuda_call", "torch_cuda", "cuda_string", "cudnn_flags", "tf32_flags",
                   "pin_memory", "non_blocking"), "CUDA device code: use the XLA device"),
     (REPOSITORY, PRECISION, "fp16 may become bf16, no other precision change"),
@@ -80,7 +80,8 @@ HAZARDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "custom kernels built for CUDA: XLA runs a PyTorch path instead, the repository's "
      "own fallback where it has one"),
 )
-WHERE_COUNTED = {TRAINING_PATH: "Training path", REPOSITORY: "Repository"}
+WHERE_COUNTED = {TRAINING_PATH: "In the files the training entry imports",
+                 REPOSITORY: "Repository"}
 # hard names that are not CUDA packages themselves (a second read added each to a record)
 NAMED_DEPENDENCIES = {"horovod": "a distribution layer with no XLA backend",
                       "nvidia-smi": "NVIDIA's command-line tool, run by the configuration"}

@@ -91,8 +91,9 @@ def test_pygcn_command_hazards_and_stated_environment() -> None:
     assert by["curated.train_command"] == "Command to keep working: `cd pygcn && python train.py`."
     assert by["curated.reported_results"] == "No README-reported goal metric is recorded."
     # pygcn/train.py at 1600b5b: seven `.item()` reads, a host sync each on XLA
-    assert by["scan.training_path_counts.item"] == \
-        "Training path: `.item()` 7 (a host sync per call on XLA)."
+    assert by["scan.training_path_counts.item"] == (
+        "In the files the training entry imports: `.item()` 7 (a host sync per call on XLA, "
+        "where the run reaches it).")
     assert by["scan.counts.{cuda_call,torch_cuda}"].startswith("Repository: `.cuda()` 7, ")
     assert by["environment.torch[0] at README.md:22"] == "Stated torch: 0.4 (README.md:22)."
     assert by["scan.cuda_only.hard"] == "No hard CUDA-only dependency is on the training path."
