@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpu2tpu.leaderboard.criteria_sql import expand_criteria
+from gpu2tpu.leaderboard.schema import NOT_JUDGED_SQL
 
 if TYPE_CHECKING:
     import duckdb
@@ -34,7 +35,8 @@ class Result:
 def view_sql(name: str) -> str:
     if name not in VIEWS:
         raise KeyError(f"unknown view {name!r}; choose one of {', '.join(VIEWS)}")
-    return expand_criteria((SQL_DIR / f"{name}.sql").read_text())
+    return expand_criteria((SQL_DIR / f"{name}.sql").read_text()).replace("{not_judged}",
+                                                                          NOT_JUDGED_SQL)
 
 
 def view_params(sql: str) -> list[str]:

@@ -165,7 +165,8 @@ ROLLUP_COLUMNS = """
 """
 # Scored: a verdict the grader could judge. `infra` counts the rest (harness failures, and runs the
 # grader could not verify for missing evidence): neither is the agent's result, neither is ranked.
-SCORED = f"coalesce(category NOT IN ({', '.join(repr(c) for c in NOT_JUDGED)}), true)"
+NOT_JUDGED_SQL = ", ".join(repr(c) for c in NOT_JUDGED)  # the SQL list, `{not_judged}` in views
+SCORED = f"coalesce(category NOT IN ({NOT_JUDGED_SQL}), true)"
 ROLLUP_COLUMNS = expand_criteria(ROLLUP_COLUMNS.replace("{scored}", SCORED))
 
 ROLLUP_TABLES = ("agent_task_stats", "agent_stats", "agent_category_stats")

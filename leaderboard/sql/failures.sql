@@ -12,6 +12,6 @@ WITH c AS (
 SELECT category, decided, occurred,
     round(decided / nullif(sum(decided) OVER (), 0), 4) AS share,
     round(coalesce(silent / nullif(decided, 0), 0), 4) AS silent_share,
-    category IN ('infra', 'unverified') AS excluded_from_scores
+    category IN ({not_judged}) AS excluded_from_scores
 FROM c
 ORDER BY decided DESC, occurred DESC, category
