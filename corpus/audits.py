@@ -222,16 +222,27 @@ def load_audits(audits_dir: Path = AUDITS_DIR,
     return {rid: a for rid in ids if (a := load_audit(rid, audits_dir, projects_dir))}
 
 
-def standing(claims: Sequence[Any]) -> list[Any]:
-    """The claims that stand: the last one per field (claims, or (field, ...) tuples), in order."""
-    last = {(c.field if isinstance(c, Claim) else c[0]): i for i, c in enumerate(claims)}
-    return [c for i, c in enumerate(claims) if last[c.field if isinstance(c, Claim) else c[0]] == i]
+Triple = tuple[str, str, Any]  # a claim's (field, outcome, correction)
+
+
+def _triples(audit: Audit | None) -> list[Triple]:
+    return [(c.field, c.outcome, c.correction) for c in audit.claims] if audit else []
+
+
+def standing(claims: Sequence[Triple]) -> list[Triple]:
+    """The claims that stand: the last one per field, in order."""
+    last = {c[0]: i for i, c in enumerate(claims)}
+    return [c for i, c in enumerate(claims) if last[c[0]] == i]
+
+
+def _corrections(claims: Sequence[Triple]) -> list[tuple[str, Any]]:
+    """(field, correction) of each standing correction."""
+    return [(f, corr) for f, outcome, corr in standing(claims) if outcome == "corrected"]
 
 
 def _pending(audit: Audit, projects_dir: Path) -> list[PendingCorrection]:
     data = load_record(projects_dir / f"{audit.record}.yaml").data or {}
-    return _unapplied(audit.record, data, [(c.field, c.correction) for c in standing(audit.claims)
-                                           if c.outcome == "corrected"])
+    return _unapplied(audit.record, data, _corrections(_triples(audit)))
 
 
 def _unapplied(record_id: str, data: dict[str, Any],
@@ -266,7 +277,7 @@ def covers(claim_field: str, field: str) -> bool:
     return claim_field == field or claim_field.startswith((field + ".", field + "["))
 
 
-def field_statuses(record: dict[str, Any], claims: list[tuple[str, str, Any]]) -> dict[str, str]:
+def field_statuses(record: dict[str, Any], claims: Sequence[Triple]) -> dict[str, str]:
     """Per AUDIT_FIELDS entry the record has: its status under `claims` (field, outcome,
     correction). A field the record lacks (no reported results: no command_result) is left out."""
     claims = standing(claims)
@@ -278,10 +289,9 @@ def field_statuses(record: dict[str, Any], claims: list[tuple[str, str, Any]]) -
         except ValueError:
             continue
         mine = [c for c in claims if covers(c[0], field)]
-        fixes = [(f, corr) for f, outcome, corr in mine if outcome == "corrected"]
         if not mine:
             out[field] = NOT_CHECKED
-        elif _unapplied(str(record.get("id")), record, fixes):
+        elif _unapplied(str(record.get("id")), record, _corrections(mine)):
             out[field] = PENDING
         elif any(outcome == "unverifiable" for _, outcome, _ in mine):
             out[field] = UNVERIFIABLE
@@ -290,10 +300,8 @@ def field_statuses(record: dict[str, Any], claims: list[tuple[str, str, Any]]) -
     return out
 
 
-def _status_of(record: dict[str, Any], claims: list[tuple[str, str, Any]]) -> str:
-    claims = standing(claims)
-    corrections = [(f, corr) for f, outcome, corr in claims if outcome == "corrected"]
-    if _unapplied(str(record.get("id")), record, corrections):
+def _status_of(record: dict[str, Any], claims: Sequence[Triple]) -> str:
+    if _unapplied(str(record.get("id")), record, _corrections(claims)):
         return PENDING
     statuses = field_statuses(record, claims).values()
     return VERIFIED if all(s == VERIFIED for s in statuses) else PARTLY
@@ -307,10 +315,10 @@ def audit_status(record_id: str, audits_dir: Path = AUDITS_DIR,
     if audit is None:
         return NOT_AUDITED
     data = load_record(projects_dir / f"{record_id}.yaml").data or {}
-    return _status_of(data, [(c.field, c.outcome, c.correction) for c in audit.claims])
+    return _status_of(data, _triples(audit))
 
 
-def _raw_claims(record: dict[str, Any], audits_dir: Path) -> list[tuple[str, str, Any]] | None:
+def _raw_claims(record: dict[str, Any], audits_dir: Path) -> list[Triple] | None:
     """The claims of the record's audit file as given (None: no audit of its commit)."""
     path = audits_dir / f"{record.get('id')}.yaml"
     try:
@@ -352,9 +360,7 @@ def audit_summary(audits_dir: Path = AUDITS_DIR, projects_dir: Path = PROJECTS_D
     fields = dict.fromkeys(FIELD_STATUSES, 0)
     for path in sorted(projects_dir.glob("*.yaml")):
         data = load_record(path).data or {}
-        audit = audits.get(path.stem)
-        triples = [(c.field, c.outcome, c.correction) for c in audit.claims] if audit else []
-        for status in field_statuses(data, triples).values():
+        for status in field_statuses(data, _triples(audits.get(path.stem))).values():
             fields[status] += 1
     return {
         "records_audited": len(audits),
