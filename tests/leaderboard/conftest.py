@@ -1,12 +1,15 @@
-"""Fixtures for the leaderboard tests: an isolated store location and the stand-in regrader."""
+"""Fixtures for the leaderboard tests: an isolated store location, the stand-in regrader and a
+headless Chromium for the page."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import lb_runfactory as runfactory
 import pytest
 import yaml
+from lb_browser import CHROMIUM
 
 from gpu2tpu.leaderboard import ingest
 
@@ -50,3 +53,15 @@ def real_run_dir(request: pytest.FixtureRequest) -> Path:
     if os.environ.get("GPU2TPU_REAL_RUN"):
         return Path(os.environ["GPU2TPU_REAL_RUN"])
     return request.getfixturevalue("practice_run")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    """A headless Chromium (the distribution's, driven by Playwright) for the page's tests."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[dev]'")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set GPU2TPU_CHROMIUM)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import lb_runfactory as rf
 import pytest
-from test_site_browser import browser, open_page  # noqa: F401
+from lb_browser import open_page
 
 from gpu2tpu.cli import main
 from gpu2tpu.leaderboard.ingest import submit

@@ -5,12 +5,10 @@ Chromium with naive's failure categories in the failure plot."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
+from lb_browser import open_page
 
 import gpu2tpu.leaderboard
 from gpu2tpu.cli import main
@@ -19,7 +17,6 @@ from gpu2tpu.leaderboard.queries import run_view
 
 RELEASE = Path(gpu2tpu.leaderboard.__file__).parent / "release"
 BASELINES = ("baseline-gold", "baseline-naive", "baseline-noop")
-CHROMIUM = os.environ.get("GPU2TPU_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
 
 def _agents() -> list[dict[str, Any]]:
@@ -50,25 +47,10 @@ def test_the_release_ranks_the_three_baselines_over_every_task() -> None:
     assert len({f["category"] for f in failures if f["decided"]}) >= 4  # a careless port fails in many ways
 
 
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[dev]'")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set GPU2TPU_CHROMIUM)")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
 def test_the_release_page_ranks_them_and_plots_naives_failures(browser: Any, tmp_path: Path) -> None:
     out = tmp_path / "site"
     assert main(["leaderboard", "site", "--to", str(out), "--from", str(RELEASE)]) == 0
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto((out / "index.html").as_uri())
-    page.wait_for_selector("body[data-ready='1']")
+    page = open_page(browser, out)
     ranked = sorted(_agents(), key=lambda r: r["rank"])
     shown = page.locator("#ranking tbody td[data-key='agent']").all_inner_texts()
     assert shown == [r["agent"] for r in ranked]
@@ -81,4 +63,4 @@ def test_the_release_page_ranks_them_and_plots_naives_failures(browser: Any, tmp
     finally:
         con.close()
     assert naive and naive <= stored | {"migrated"}, (naive, stored)
-    assert errors == []
+    assert page.errors == []

@@ -4,13 +4,13 @@ from file://, sort, filter, open a drill-down, and compare what it shows with th
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import lb_runfactory as rf
 import pytest
+from lb_browser import open_page
 
 from gpu2tpu.cli import main
 from gpu2tpu.leaderboard.ingest import SELF_REPORTED, submit
@@ -18,18 +18,6 @@ from gpu2tpu.leaderboard.queries import run_view
 from gpu2tpu.leaderboard.schema import open_read_only
 
 pytestmark = pytest.mark.usefixtures("fake_regrader", "corpus_tasks")
-CHROMIUM = os.environ.get("GPU2TPU_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[dev]'")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set GPU2TPU_CHROMIUM)")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 @pytest.fixture
@@ -53,18 +41,6 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     monkeypatch.chdir(tmp_path)
     assert main(["leaderboard", "site", "--to", "my site", "--db", str(db), "--runs", "runs"]) == 0
     return tmp_path / "my site", db
-
-
-def open_page(browser: Any, out: Path) -> Any:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("request", lambda req: errors.append(f"network: {req.url}")
-            if not req.url.startswith(("file://", "data:")) else None)
-    page.goto((out / "index.html").as_uri())
-    page.wait_for_selector("body[data-ready='1']")
-    page.errors = errors
-    return page
 
 
 def column(page: Any, key: str) -> list[str]:

@@ -11,7 +11,8 @@ from typing import Any
 import duckdb
 import lb_runfactory as rf
 import pytest
-from test_site_browser import browser, open_page, site  # noqa: F401
+from lb_browser import open_page
+from test_site_browser import site  # noqa: F401  (the fixture)
 
 from gpu2tpu.leaderboard import ingest
 from gpu2tpu.leaderboard.ingest import submit

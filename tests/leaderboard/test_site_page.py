@@ -10,7 +10,6 @@ from typing import Any
 
 import lb_runfactory as rf
 import pytest
-from test_site_browser import browser  # noqa: F401
 
 from gpu2tpu.cli import main
 from gpu2tpu.leaderboard.ingest import submit
