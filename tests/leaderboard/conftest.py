@@ -4,12 +4,11 @@ headless Chromium for the page."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import lb_runfactory as runfactory
 import pytest
 import yaml
-from lb_browser import CHROMIUM
+from lb_browser import browser  # noqa: F401  (the page tests' Chromium, shared)
 
 from gpu2tpu.leaderboard import ingest
 
@@ -54,14 +53,3 @@ def real_run_dir(request: pytest.FixtureRequest) -> Path:
         return Path(os.environ["GPU2TPU_REAL_RUN"])
     return request.getfixturevalue("practice_run")
 
-
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    """A headless Chromium (the distribution's, driven by Playwright) for the page's tests."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[dev]'")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set GPU2TPU_CHROMIUM)")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()

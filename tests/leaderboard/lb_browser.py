@@ -1,4 +1,5 @@
-"""The page's browser tests' shared parts: which Chromium, and opening a written site."""
+"""The page's browser tests' shared parts: a headless Chromium (a fixture; conftest.py offers it to
+the leaderboard tests, other folders import it) and opening a written site."""
 
 from __future__ import annotations
 
@@ -7,7 +8,21 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 CHROMIUM = os.environ.get("GPU2TPU_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    """A headless Chromium (the distribution's, driven by Playwright) for the page's tests."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[dev]'")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set GPU2TPU_CHROMIUM)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
 
 
 def open_page(browser: Any, out: Path) -> Any:

@@ -19,8 +19,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "leaderboard"))
 import lb_runfactory as rf  # noqa: E402
+from lb_browser import browser, open_page  # noqa: E402,F401
 from test_bundle import write_inputs  # noqa: E402
-from test_site_browser import browser, open_page  # noqa: E402,F401
 
 from gpu2tpu.cli import main  # noqa: E402
 from gpu2tpu.leaderboard import bundle, ingest  # noqa: E402
