@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 _SKIP_MODULES = ("torch.distributed.launch", "torch.distributed.run")
-_YAML_PATH = re.compile(r"[\w\-\./]+\.ya?ml\b")
+_YAML_PATH = re.compile(r"[\w\-\./+]+\.ya?ml\b")
 _DOTTED_VALUE = re.compile(r"[:=\s'\"]([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,})\b")
 _BARE_VALUE = re.compile(r"^\s*[\w\-]+\s*:\s*['\"]?([A-Za-z_]\w{2,})['\"]?\s*$", re.MULTILINE)
 _HYDRA_OVERRIDE = re.compile(r"^\+?([\w/]+)=([\w\-/\.]+)$")
