@@ -97,7 +97,7 @@ def fill_record(path: Path, sources: Path | None, mirror_root: Path | None) -> s
         return f"{repo}: no tree"
     source, tree = found
     try:
-        env = extract(source, commit, tree)
+        env = extract(source, commit, tree, repo)
     finally:
         source.close()
     write_environment(path, env)
