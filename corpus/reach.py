@@ -48,6 +48,7 @@ PLAIN_BASES = frozenset({
     "IterableDataset", "Sampler", "autograd", "Function", "optim", "Optimizer", "lr_scheduler",
     "_LRScheduler", "LRScheduler", "metaclass", "ABCMeta", "type"})
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_PREFIX = re.compile(r"[A-Za-z_]\w*$")
 
 
 @dataclass
@@ -94,6 +95,10 @@ def _names(node: ast.AST, into: set[str]) -> None:
             into.add(sub.attr)
         elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and len(sub.value) < 200:
             into.update(_WORD.findall(sub.value))
+        elif (isinstance(sub, ast.JoinedStr) and sub.values and isinstance(sub.values[0], ast.Constant)
+              and isinstance(sub.values[0].value, str)
+              and (m := _PREFIX.search(sub.values[0].value))):
+            into.add(m[0] + "*")  # getattr(self, f"initialize_{name}"): a name by its start
 
 
 class _Collector:
@@ -246,6 +251,12 @@ def _fixpoint(defs: list[_Def], used: set[str], aliases: dict[str, set[str]]) ->
             seen_names.add(w)
             used.add(w)
             use(aliases.get(w, set()))
+            if w.endswith("*"):  # every definition whose name starts so
+                starts = w[:-1]
+                for name, named in by_name.items():
+                    if name.startswith(starts):
+                        used.add(name)
+                        todo += named
             todo += by_name.get(w, [])
         while todo:
             d = todo.pop()

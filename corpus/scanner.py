@@ -202,7 +202,8 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
 
     deps |= declared
     by_suffix = gpu_deps.Resolver(py_texts).by_suffix
-    found = train_roots.training_roots(train_command, set(py_texts), shell_texts, by_suffix)
+    found = train_roots.training_roots(train_command, set(py_texts), shell_texts, by_suffix,
+                                       py_texts)
     roots = found.scripts
     # a config value that names a module file (`arch: arch_2dpass`): code may import it by name
     for word in found.config_words:

@@ -106,3 +106,31 @@ def test_the_scan_counts_reached_code_and_says_how_it_cut(tmp_path):
     assert scan["counts"]["nonzero"] == 1 and scan["counts"]["item"] == 4  # the whole repository
     reach = scan["training_path_reach"]
     assert reach["files"] == 3 and reach["definitions"] == 9 and reach["unparsed"] == []
+
+
+def test_a_name_built_by_an_f_string_reaches_every_definition_it_can_start():
+    lib = ("class L0:\n    def __init__(self, kinds):\n"
+           "        for k in kinds:\n            getattr(self, f'initialize_{k}')()\n"
+           "    def initialize_mlp(self):\n        return self.z.item()\n"
+           "    def unrelated(self):\n        return self.z.cpu()\n")
+    out = reached_texts({"main.py": "from lib import L0\nL0(['mlp'])\n", "lib.py": lib}, ["main.py"])
+    assert "self.z.item()" in out.texts["lib.py"] and "self.z.cpu()" not in out.texts["lib.py"]
+
+
+def test_a_hydra_main_loads_its_config_and_the_classes_it_names(tmp_path):
+    """drq: `@hydra.main(config_path='config.yaml')` and `agent: class: drq.DRQAgent` there; the
+    agent's per-step host transfer was missed because the config was never read."""
+    train = ("import hydra\nfrom omegaconf import DictConfig\n"
+             "@hydra.main(config_path='config.yaml', strict=True)\n"
+             "def main(cfg):\n    agent = hydra.utils.instantiate(cfg.agent)\n"
+             "    for step in range(3):\n        agent.act(step)\n"
+             "if __name__ == '__main__':\n    main()\n")
+    drq = ("import utils\nclass DRQAgent:\n    def act(self, obs):\n        return utils.to_np(obs)\n"
+           "class Unused:\n    def act2(self, obs):\n        return obs.item()\n")
+    utils = "def to_np(t):\n    return t.cpu().detach().numpy()\n"
+    commit_files(tmp_path / "r", {"LICENSE": MIT, "train.py": train, "drq.py": drq,
+                                  "utils.py": utils, "config.yaml": "agent:\n  class: drq.DRQAgent\n"})
+    scan = scan_path(tmp_path / "r", train_command="python train.py env=cartpole_swingup")
+    assert scan["cuda_only"]["config_files"] == ["config.yaml"]
+    assert scan["training_path_counts"]["host_transfer"] == 2  # .cpu() and .numpy()
+    assert scan["training_path_counts"]["item"] == 0
