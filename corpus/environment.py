@@ -142,13 +142,16 @@ def _line_items(kind: str, path: str, text: str, roots: frozenset[str] = frozens
     docker = kind == "dep" and ("dockerfile" in name)
     pydep = name in ("setup.py", "setup.cfg", "pyproject.toml")
     cwd: list[str] = []  # a doc's fenced block: the folders its `cd` lines entered
+    in_block = False
     for n, line in enumerate(text.splitlines(), start=1):
         if kind == "doc" and _FENCE.match(line):
-            cwd = []
+            cwd, in_block = [], not in_block
             continue
         if _is_comment(kind, line) or len(line) > 2000:
             continue
         yield from ((f, v, n, line) for f, v in _versions(kind, docker, pydep, line))
+        if in_block and line.lstrip()[:1] == "#":
+            continue  # in a doc's code block, `# pip install ...` is a comment, not a step
         yield from ((f, v, n, line)
                     for f, v in _commands_and_flags(kind, docker, line, cwd, roots))
 

@@ -380,3 +380,11 @@ def test_an_install_step_keeps_the_cd_before_it(tmp_path: Path) -> None:
         "cd flash-attention && pip install -e . --no-build-isolation", "pip install -e .",
         "cd csrc/ln && pip install .", "python setup.py install"]
 
+
+
+def test_a_commented_line_in_a_code_block_is_no_install(tmp_path: Path) -> None:
+    # haotian-liu/LLaVA README.md:103-105: a troubleshooting hint, commented out
+    readme = "```Shell\npip install -e .\n# please try the command below (without #)\n" \
+             "# pip install flash-attn --no-build-isolation --no-cache-dir\n```\n"
+    assert [i["command"] for i in _env(tmp_path, {"README.md": readme})["install"]] == \
+        ["pip install -e ."]
