@@ -206,12 +206,16 @@ def _commands_and_flags(kind: str, docker: bool, line: str, cwd: list[str],
     steps = [_SHELL_COMMENT.sub("", part.strip(" \\"))  # "pip install .  # dev": the command only
              for part in _PROMPT.sub("", line.strip().strip("`").strip()).split("&&")]
     cmd, here, installs = steps[0], list(cwd), 0
-    for step in steps:
+    for i, step in enumerate(steps):
         if m := _CD.match(step):
             here = _moved(here, m[1], roots)
         elif (kind == "doc" or docker) and _INSTALL.match(step):
             installs += 1
-            yield "install", _clip(f"cd {'/'.join(here)} && {step}" if here else step)
+            cloned = [s for s in steps[:i] if s.startswith("git clone")]
+            if cloned:  # `git clone X D && cd D && pip install .`: the chain is the step
+                yield "install", _clip(" && ".join(steps[steps.index(cloned[0]):i + 1]))
+            else:
+                yield "install", _clip(f"cd {'/'.join(here)} && {step}" if here else step)
     if kind == "doc" and len(steps) == 1 and _CD.match(cmd):
         cwd[:] = here
     if not installs and kind == "doc":  # "run `conda env create -f env.yml` and ...": inline code
@@ -228,7 +232,7 @@ def _commands_and_flags(kind: str, docker: bool, line: str, cwd: list[str],
 
 def _moved(here: list[str], target: str, roots: frozenset[str]) -> list[str]:
     """The folder after `cd target` from `here` (relative parts; [] is the repository root)."""
-    out = list(here)
+    out = [""] if target.startswith("/") else list(here)  # "" first: an absolute path
     for part in target.strip("/").split("/"):
         if part == "..":
             out = out[:-1]

@@ -388,3 +388,12 @@ def test_a_commented_line_in_a_code_block_is_no_install(tmp_path: Path) -> None:
              "# pip install flash-attn --no-build-isolation --no-cache-dir\n```\n"
     assert [i["command"] for i in _env(tmp_path, {"README.md": readme})["install"]] == \
         ["pip install -e ."]
+
+
+def test_a_clone_then_install_chain_is_one_step(tmp_path: Path) -> None:
+    # oxwhirl/pymarl docker/Dockerfile:39: the clone, the cd (absolute) and the install
+    docker = "FROM ubuntu\nRUN git clone https://github.com/idsia/sacred.git /install/sacred && " \
+             "cd /install/sacred && python3 setup.py install\nRUN cd /opt && pip install x\n"
+    assert [i["command"] for i in _env(tmp_path, {"Dockerfile": docker})["install"]] == [
+        "git clone https://github.com/idsia/sacred.git /install/sacred && cd /install/sacred && "
+        "python3 setup.py install", "cd /opt && pip install x"]
