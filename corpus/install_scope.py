@@ -24,12 +24,10 @@ _PIP = re.compile(r"^(?:sudo\s+)?(?:python3?\s+-m\s+)?pip3?\s+install\s+(.*)$")
 IMPORT_NAMES = {"opencv-python": "cv2", "opencv-python-headless": "cv2", "pyyaml": "yaml",
                 "scikit-learn": "sklearn", "scikit-image": "skimage", "pillow": "PIL",
                 "beautifulsoup4": "bs4", "tensorflow-gpu": "tensorflow", "protobuf": "google",
-                "faiss-gpu": "faiss", "faiss-cpu": "faiss", "pytorch-lightning": "pytorch_lightning",
-                "sentencepiece": "sentencepiece", "python-dateutil": "dateutil"}
+                "faiss-gpu": "faiss", "faiss-cpu": "faiss", "python-dateutil": "dateutil"}
 _PREPARES = re.compile(r"(data|prep|gen|download|lmdb|create|make|build_dataset|convert)",
                        re.IGNORECASE)
 _BUILDS = re.compile(r"(^|/)(setup\.py|conftest\.py)$|(^|/)docs?/")
-_MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
 _WITH_VALUE = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c",
                "--constraint", "--target", "-t", "--prefix", "--global-option", "--config-settings"}
 
@@ -70,7 +68,7 @@ def foreign_steps(install: list[dict[str, Any]], py_texts: dict[str, str],
         return []
     prepares = [p for p in py_texts if _PREPARES.search(p) and not _BUILDS.search(p)]
     mine = _closure(py_texts, roots + prepares)
-    entries = [p for p, t in py_texts.items() if p not in mine and _MAIN_GUARD.search(t)
+    entries = [p for p, t in py_texts.items() if p not in mine and patterns.MAIN_GUARD.search(t)
                and not _BUILDS.search(p)]
     theirs = _closure(py_texts, entries) - mine  # other entry points and what only they load
     used = _imports(py_texts, mine)

@@ -80,6 +80,7 @@ NEEDLES: dict[str, tuple[str, ...]] = {
 assert NEEDLES.keys() == CONSTRUCTS.keys()
 
 
+MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
 _COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
 
 

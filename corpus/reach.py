@@ -47,7 +47,7 @@ PLAIN_BASES = frozenset({
     "torch", "nn", "Module", "Sequential", "ModuleList", "ModuleDict", "utils", "data", "Dataset",
     "IterableDataset", "Sampler", "autograd", "Function", "optim", "Optimizer", "lr_scheduler",
     "_LRScheduler", "LRScheduler", "metaclass", "ABCMeta", "type"})
-_WORD = re.compile(r"[A-Za-z_]\w*")
+WORD = re.compile(r"[A-Za-z_]\w*")
 _PREFIX = re.compile(r"[A-Za-z_]\w*$")
 
 
@@ -94,7 +94,7 @@ def _names(node: ast.AST, into: set[str]) -> None:
         elif isinstance(sub, ast.Attribute):
             into.add(sub.attr)
         elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and len(sub.value) < 200:
-            into.update(_WORD.findall(sub.value))
+            into.update(WORD.findall(sub.value))
         elif (isinstance(sub, ast.JoinedStr) and sub.values and isinstance(sub.values[0], ast.Constant)
               and isinstance(sub.values[0].value, str)
               and (m := _PREFIX.search(sub.values[0].value))):
@@ -155,7 +155,7 @@ class _Collector:
                 continue
             for sub in ast.walk(dec):  # a registry's key is what chooses it, not a use of it
                 if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                    d.keys.update(_WORD.findall(sub.value))
+                    d.keys.update(WORD.findall(sub.value))
                 elif isinstance(sub, ast.Name):
                     parent_uses.add(sub.id)
                 elif isinstance(sub, ast.Attribute):

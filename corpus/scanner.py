@@ -41,7 +41,6 @@ _EVAL_NAME = re.compile(
     r"^(eval|evaluate|evaluation|test|inference|infer|validate|val|predict|demo|sample)\w*\.py$"
     r"|^\w*_(eval|test)\.py$"
 )
-_MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
 _PIN = re.compile(r"^\s*([A-Za-z0-9][\w\.\-]*)(?:\[[^\]]*\])?\s*={2,3}\s*([\w\.\+\-\*!]+)")
 _CONDA_PIN = re.compile(r"^\s*-\s*([A-Za-z0-9][\w\.\-]*)\s*={1,2}\s*([\w\.\+\-\*]+)")
 _QUOTED_PIN = re.compile(r"""['"]([A-Za-z0-9][\w\.\-]*)(?:\[[^\]]*\])?\s*==\s*([\w\.\+\-]+)['"]""")
@@ -251,7 +250,7 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
 
 def command_words(command: str | None) -> list[str]:
     """The identifiers a training command names (an --arch value may pick a function)."""
-    return re.findall(r"[A-Za-z_]\w*", command or "")
+    return reach.WORD.findall(command or "")
 
 
 def _outside_words(words: list[str], found: train_roots.Roots, shell_texts: dict[str, str]
@@ -261,7 +260,7 @@ def _outside_words(words: list[str], found: train_roots.Roots, shell_texts: dict
     out = words + found.config_words + [w for m in found.config_modules for w in m.split(".")]
     configs = found.config_files or [p for p in shell_texts if p.endswith((".yaml", ".yml"))]
     for path in configs:
-        out += re.findall(r"[A-Za-z_]\w*", shell_texts.get(path, ""))
+        out += reach.WORD.findall(shell_texts.get(path, ""))
     return out
 
 
@@ -297,10 +296,10 @@ def _entry_kind(path: str, code: str) -> str | None:
     name = parts[-1]
     if _TRAIN_NAME.match(name):
         return "train"
-    trains = _MAIN_GUARD.search(code) and ".backward(" in code and ".step(" in code
+    trains = patterns.MAIN_GUARD.search(code) and ".backward(" in code and ".step(" in code
     if _EVAL_NAME.match(name) and not name.startswith("test_") and not trains:
         return "eval"  # `*_test.py` that runs its own optimizer loop is a training script
-    if _MAIN_GUARD.search(code) and any(h in code for h in _TRAIN_HINTS):
+    if patterns.MAIN_GUARD.search(code) and any(h in code for h in _TRAIN_HINTS):
         return "train"
     return None
 
