@@ -74,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all", action="store_true", help="scan every record whose scan is missing, "
                    "stale (older scanner) or for another commit")
     p.add_argument("--force", action="store_true", help="with --all: rescan every record")
+    p.add_argument("--sites", action="store_true", help="with --record: print each hazard site "
+                   "behind scan.training_path_counts (construct, file:line, code) and write "
+                   "nothing")
     p.add_argument("--mirror-root", type=Path, default=DEFAULT_MIRROR_ROOT,
                    help="where fetch keeps snapshots as <owner>+<name>/ (default %(default)s)")
     p.add_argument("--projects-dir", type=Path, default=PROJECTS_DIR, help="records folder")
@@ -174,9 +177,11 @@ def _scan(args: argparse.Namespace) -> int:
         else:
             print(yaml.safe_dump(scan, sort_keys=False), end="")
         return 0
+    if args.sites and not args.record:
+        raise _user_error("--sites lists one record's sites: give --record FILE with it")
     if args.record:
         try:
-            line = _scan_record(args.record, args.mirror_root)
+            line = _scan_record(args.record, args.mirror_root, sites=args.sites)
         except (SourceError, FileNotFoundError, ValueError) as exc:
             raise _user_error(f"{args.record}: {exc}") from exc
         print(line)
@@ -184,7 +189,9 @@ def _scan(args: argparse.Namespace) -> int:
     return _scan_all(args.projects_dir, args.mirror_root, args.force)
 
 
-def _scan_record(path: Path, mirror_root: Path) -> str:
+def _scan_record(path: Path, mirror_root: Path, sites: bool = False) -> str:
+    """Rescan one record and write its scan: section (with `sites`: write nothing, return the
+    training-path hazard sites, one per line)."""
     from gpu2tpu.corpus.records import find_mirror, load_record, write_scan
     from gpu2tpu.corpus.scanner import scan_path
 
@@ -199,7 +206,14 @@ def _scan_record(path: Path, mirror_root: Path) -> str:
     command = curated.get("train_command")
     scan = scan_path(find_mirror(repo, mirror_root), commit, repo=repo,
                      train_command=command if isinstance(command, str) else None,
-                     curated=curated)
+                     curated=curated, keep_sites=sites)
+    if sites:
+        lines = [f"{s['construct']}\t{s['file']}:{s['line']}\t{s['code']}"
+                 for s in scan["training_path_sites"]] or ["no hazard on the training path"]
+        lines += [f"curated.corrections sets {c.get('field')} to {c.get('value')}: "
+                  f"{c.get('reason')}" for c in curated.get("corrections") or []
+                  if str(c.get("field", "")).startswith("scan.training_path_counts")]
+        return "\n".join(lines)
     write_scan(path, scan)
     return (f"{repo}: tier {scan['tier']} score {scan['score']} {scan['bucket']} "
             f"licence {scan['licence']['spdx']} ({time.perf_counter() - t0:.2f}s)")

@@ -2,7 +2,8 @@
 licences.
 
 Every pattern is a regular expression over Python source with its comments removed
-(`without_comments`: whole-line and trailing ones). They are static heuristics: they count what
+(`without_comments`: whole-line and trailing ones), but boolean-mask indexing, which is read from
+the parsed code where it parses (`bool_mask_lines`). They are static heuristics: they count what
 the code says, not what a run would execute.
 """
 
@@ -102,11 +103,52 @@ def without_comments(code: str) -> str:
 def count_constructs(code: str, counts: dict[str, int],
                      only: tuple[str, ...] | None = None) -> None:
     """Add this file's occurrences of every construct (or of those in `only`) to `counts`."""
+    for name, _line in construct_sites(code, only):
+        counts[name] += 1
+
+
+def construct_sites(code: str, only: tuple[str, ...] | None = None) -> list[tuple[str, int]]:
+    """(construct, 1-based line) for each occurrence in this file. Boolean-mask indexing is read
+    from the parsed code where it parses (`bool_mask_lines`), by its regex otherwise."""
+    out: list[tuple[str, int]] = []
     for name, rx in COMPILED.items():
-        if only is not None and name not in only:
+        if (only is not None and name not in only) or not any(n in code for n in NEEDLES[name]):
             continue
-        if any(needle in code for needle in NEEDLES[name]):
-            counts[name] += len(rx.findall(code))
+        lines = bool_mask_lines(code) if name == "bool_mask_index" else None
+        if lines is None:
+            lines = [code.count("\n", 0, m.start()) + 1 for m in rx.finditer(code)]
+        out.extend((name, line) for line in lines)
+    return out
+
+
+# a name that holds positions, not a mask (`mask[mask_idx] = 1`: an integer index array)
+_INDEX_NAME = re.compile(r"(?:idx|idxs|index|indices|inds|ids|_id|pos|num|len|size|count)$",
+                         re.IGNORECASE)
+
+
+def bool_mask_lines(code: str) -> list[int] | None:
+    """Lines of subscripts indexed by a boolean mask: a comparison (`x[y == 0]`), a negation or
+    `&`/`|` of one, or a name that says mask (`x[~valid_mask]`, `x[self.mask]`); None when the
+    code does not parse. A comprehension's `if` filter is not a subscript, and a `mask_idx` is a
+    position array."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return sorted(node.lineno for node in ast.walk(tree)
+                  if isinstance(node, ast.Subscript) and _is_mask(node.slice))
+
+
+def _is_mask(node: ast.expr) -> bool:
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
+        return _is_mask(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _is_mask(node.left) or _is_mask(node.right)
+    name = node.id if isinstance(node, ast.Name) else (
+        node.attr if isinstance(node, ast.Attribute) else None)
+    return name is not None and "mask" in name.lower() and not _INDEX_NAME.search(name)
 
 # Packages that need an NVIDIA GPU (no CPU/XLA path): canonical name -> import/pip names.
 CUDA_ONLY_DEPS: dict[str, tuple[str, ...]] = {

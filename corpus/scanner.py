@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -18,8 +19,9 @@ from gpu2tpu.corpus import (
 )
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.4"  # 2.4: training_path_counts over reached functions (reach.py), trailing
-# comments never counted, packages that import their folder by glob load every module in it
+SCANNER_VERSION = "2.5"  # 2.5: boolean-mask indexing read from the parsed code (a comprehension
+# filter or a `mask_idx` position array is no mask); 2.4: training_path_counts over reached
+# functions (reach.py), trailing comments never counted, glob-importing packages load every module
 
 PY_SUFFIXES = (".py",)
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -117,7 +119,8 @@ def _repo_name(source: RepoSource, path: Path) -> str:
 
 
 def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
-                curated: dict[str, Any] | None = None) -> dict[str, Any]:
+                curated: dict[str, Any] | None = None, keep_sites: bool = False
+                ) -> dict[str, Any]:
     """Scan an opened source; returns the record's `scan:` mapping.
 
     `train_command` (the record's curated command) names the training entry point whose import
@@ -125,6 +128,8 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
     scripts are used. `curated` (the record's curated facts: datasets, task, paper) feeds the
     CPU runnability estimate, and its site corrections (records.SITE_CORRECTIONS) are applied to
     the evidence before the tier is derived (records.CorrectionError when one no longer fits).
+    `keep_sites` adds `training_path_sites`: each counted hazard's file, line and code (shown by
+    `corpus scan --sites`, never written to a record).
     """
     entries = source.entries()
     size = dict.fromkeys(SIZE_KEYS, 0)
@@ -216,7 +221,7 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
         evidence, (curated or {}).get(records.SITE_CORRECTIONS), repo, {**py_texts, **shell_texts})
     command = train_command or (curated or {}).get("train_command")
     words = _outside_words(command_words(command), found, shell_texts)
-    path_counts, reach_facts = _path_counts(py_texts, on_path, roots or _rank(train), words)
+    sites = path_sites(py_texts, on_path, roots or _rank(train), words)
     scan: dict[str, Any] = {
         "scanner_version": SCANNER_VERSION,
         "repo": repo,
@@ -234,8 +239,8 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
                       "hard": gpu_deps.hard_names(evidence), "evidence": evidence},
         "entry_points": {"train": _rank(train), "eval": _rank(evals)},
         "counts": counts,
-        "training_path_counts": path_counts,  # hazards in the code the training entry reaches
-        "training_path_reach": reach_facts,
+        "training_path_counts": sites.counts(),  # hazards in the code the training entry reaches
+        "training_path_reach": sites.facts(),
         "missing_blobs": len(absent),  # files absent from the snapshot (>= 4 MiB in fetch's)
         "missing_scanned_blobs": unread,  # of which Python/dependency/licence files
     }
@@ -245,6 +250,8 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
         on_path | set(roots), found.config_files)
     scan["runnability"] = runnability.assess(curated or {}, scan, sorted(all_declared),
                                              sorted(all_imported), from_repo)
+    if keep_sites:
+        scan["training_path_sites"] = sites.sites
     return scan
 
 
@@ -264,17 +271,43 @@ def _outside_words(words: list[str], found: train_roots.Roots, shell_texts: dict
     return out
 
 
-def _path_counts(py_texts: dict[str, str], on_path: set[str], roots: list[str],
-                 words: list[str]) -> tuple[dict[str, int], dict[str, Any]]:
-    """Hazard counts over the code the training entry reaches (reach.py), and how it was cut."""
+@dataclass
+class PathSites:
+    """Each hazard the training entry reaches: {construct, file, line, code}, and the reach."""
+    sites: list[dict[str, Any]]
+    files: int
+    definitions: int
+    reached: int
+    unparsed: list[str]
+
+    def counts(self) -> dict[str, int]:
+        """Hazard counts over the code the training entry reaches (`training_path_counts`)."""
+        out = dict.fromkeys(TRAINING_PATH_KEYS, 0)
+        for site in self.sites:
+            out[site["construct"]] += 1
+        return out
+
+    def facts(self) -> dict[str, Any]:
+        """How the reach cut the path (`training_path_reach`)."""
+        return {"files": self.files, "definitions": self.definitions, "reached": self.reached,
+                "unparsed": self.unparsed[:MAX_LISTED]}
+
+
+def path_sites(py_texts: dict[str, str], on_path: set[str], roots: list[str],
+               words: list[str]) -> PathSites:
+    """The sites behind `training_path_counts`: each construct found in a file on the path, on
+    a line the reach keeps (a line of an unreached definition is blank in `found.texts`)."""
     texts = {f: py_texts[f] for f in sorted(on_path) if f in py_texts}
     found = reach.reached_texts(texts, roots or texts, words)  # no entry known: each file is one
-    counts = dict.fromkeys(TRAINING_PATH_KEYS, 0)
-    for text in found.texts.values():
-        patterns.count_constructs(patterns.without_comments(text), counts, TRAINING_PATH_KEYS)
-    facts = {"files": len(found.texts), "definitions": found.definitions,
-             "reached": found.reached, "unparsed": found.unparsed[:MAX_LISTED]}
-    return counts, facts
+    out: list[dict[str, Any]] = []
+    for file, kept in found.texts.items():
+        code = patterns.without_comments(texts[file])
+        lines = kept.split("\n")
+        for construct, line in patterns.construct_sites(code, TRAINING_PATH_KEYS):
+            if line <= len(lines) and lines[line - 1].strip():
+                out.append({"construct": construct, "file": file, "line": line,
+                            "code": lines[line - 1].strip()[:160]})
+    return PathSites(out, len(found.texts), found.definitions, found.reached, found.unparsed)
 
 
 def _model_texts(source: RepoSource, entries: list[Entry], texts: dict[str, str]
@@ -310,11 +343,12 @@ def _rank(paths: list[str]) -> list[str]:
 
 
 def scan_path(path: Path, commit: str | None = None, repo: str | None = None,
-              train_command: str | None = None, curated: dict[str, Any] | None = None
-              ) -> dict[str, Any]:
+              train_command: str | None = None, curated: dict[str, Any] | None = None,
+              keep_sites: bool = False) -> dict[str, Any]:
     """Scan a checkout or git directory at `commit` (default HEAD for git, the files otherwise)."""
     source = open_source(path, commit)
     try:
-        return scan_source(source, repo or _repo_name(source, path), train_command, curated)
+        return scan_source(source, repo or _repo_name(source, path), train_command, curated,
+                           keep_sites)
     finally:
         source.close()

@@ -134,3 +134,27 @@ def test_a_hydra_main_loads_its_config_and_the_classes_it_names(tmp_path):
     assert scan["cuda_only"]["config_files"] == ["config.yaml"]
     assert scan["training_path_counts"]["host_transfer"] == 2  # .cpu() and .numpy()
     assert scan["training_path_counts"]["item"] == 0
+
+
+def test_scan_sites_lists_each_counted_hazard_and_writes_nothing(tmp_path, capsys):
+    from corpus_helpers import bare_mirror, record, write_record
+
+    from gpu2tpu.cli import main
+
+    work = tmp_path / "w"
+    sha = commit_files(work, {"LICENSE": MIT, "train.py": TRAIN, "model.py": MODEL,
+                              "utils.py": "def unused(x):\n    return x.item()\n"})
+    bare_mirror(work, tmp_path / "mirror", "bob/proj")
+    data = record("bob/proj", sha)
+    data["curated"]["train_command"] = "python train.py"
+    path = write_record(tmp_path / "projects", data)
+    before = path.read_text()
+    args = ["corpus", "scan", "--record", str(path), "--sites", "--mirror-root",
+            str(tmp_path / "mirror")]
+    assert main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert path.read_text() == before
+    sites = [line.split("\t") for line in out]
+    assert sorted(s[0] for s in sites) == ["host_transfer", "item", "item"]
+    assert all(":" in s[1] and not s[1].startswith("utils.py") for s in sites)
+    assert main(["corpus", "scan", "--sites", "--mirror-root", str(tmp_path)]) == 2

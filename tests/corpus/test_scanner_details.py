@@ -67,3 +67,32 @@ def test_lightning_ddp_chosen_by_name_counts_as_distributed(line: str, hits: int
     counts: Counter[str] = Counter()
     count_constructs(line + "\n", counts, only=("distributed",))
     assert counts["distributed"] == hits
+
+
+@pytest.mark.parametrize(("line", "hits"), [
+    ("y = x[x > 0]", 1),                                   # a comparison
+    ("out[out < v[:, [-1]]] = 0", 1),                      # nested brackets inside the mask
+    ("y = x[~valid_mask]", 1),                             # a name that says mask, negated
+    ("y = x[self.pad_mask]", 1),
+    ("y = x[(a > 0) & (b < 1)]", 1),
+    ("ids = [i[1] for i in pairs if i[0] == k]", 0),       # a comprehension's filter
+    ("mask[mask_idx] = 1", 0),                             # positions, not a mask
+    ("p = vocab['<pad>']", 0),                             # a string key with a '<'
+    ("y = x[a][b]", 0),
+])
+def test_boolean_mask_indexing_is_read_from_the_parsed_code(line: str, hits: int) -> None:
+    from collections import Counter
+
+    from gpu2tpu.corpus.patterns import count_constructs
+
+    counts: Counter[str] = Counter()
+    count_constructs(line + "\n", counts, only=("bool_mask_index",))
+    assert counts["bool_mask_index"] == hits
+
+
+def test_code_that_does_not_parse_falls_back_to_the_mask_regex() -> None:
+    from gpu2tpu.corpus.patterns import bool_mask_lines, construct_sites
+
+    py2 = "print 'x'\ny = x[x > 0]\n"
+    assert bool_mask_lines(py2) is None
+    assert construct_sites(py2, ("bool_mask_index",)) == [("bool_mask_index", 2)]
