@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from gpu2tpu.corpus import install_steps
 from gpu2tpu.corpus.source import (
     DirSource,
     RepoSource,
@@ -37,7 +38,8 @@ from gpu2tpu.corpus.source import (
 )
 
 ENVIRONMENT = "environment"  # the record's field
-EXTRACTOR_VERSION = "3"  # 3: an install step keeps the `cd` before it; git submodule steps
+EXTRACTOR_VERSION = "4"  # 4: prose versions keep ranges ("3.6+" is >=3.6, "2.7 or 3.6" both);
+# 3: an install step keeps the `cd` before it; git submodule steps
 ENV_KEYS = ("extractor_version", "commit", "tree", "python", "torch", "cuda", "install", "flags")
 VERSION_KINDS = ("python", "torch", "cuda")
 ITEM_KEYS = {"python": ("version", "where", "code"), "torch": ("version", "where", "code"),
@@ -53,7 +55,7 @@ STACKS = {  # flag -> why it matters for a migration
     "mmcv-full": "mmcv-full (compiled CUDA ops)",
     "detectron2": "detectron2 (built from source with CUDA ops)",
 }
-MAX_ITEMS = 16
+MAX_ITEMS = 24
 CODE_MAX = 160
 _MAX_BYTES = 1_000_000
 
@@ -74,12 +76,14 @@ _CLASSIFIER_PY = re.compile(r"Programming Language :: Python :: (\d\.\d+)\b")
 _LINK = r"(?:\]\([^)\s]*\))?"  # "[PyTorch](https://pytorch.org/) 1.0": the link between name and version
 _CONDA_PY = re.compile(rf"(?:^|[\s'\"])python\s*(={{1,2}}|>=|<=|>|<)\s*({_V})"
                        rf"(?:\s*,\s*(<=?|>=?|!=)\s*({_V}))?", re.IGNORECASE)  # ">=3.8, < 3.10"
+# prose keeps what it states: "3.6+" is >=3.6, "2.7 or 3.6" both (`_alternatives`)
 _PROSE_PY = re.compile(rf"\b[Pp](?i:ython){_LINK}\s*(?i:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?"
-                       rf"([23]\.\d+(?:\.\d+)?)\+?{_END}|\bPython\s+([23]){_END}")
+                       rf"([23]\.\d+(?:\.\d+)?)(\+?){_END}|\bPython\s+([23]){_END}")
+_OR_VERSION = re.compile(r"\s*(?:or|/)\s+v?(\d+\.\d+(?:\.\d+)?)(\+?)(?!\w|\.\w)")
 _DOCKER_PY = re.compile(r"^\s*FROM\s+(?:\S+/)?python:(\d+(?:\.\d+)*)", re.IGNORECASE)
 _TORCH_PIN = re.compile(rf"(?:^|[\s'\"\[,(])(?:torch|pytorch)\s*{_SPEC}", re.IGNORECASE)
 _PROSE_TORCH = re.compile(rf"\bpytorch{_LINK}\s*(?:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?(\d\.\d+(?:\.\d+)?)"
-                          rf"{_END}", re.IGNORECASE)
+                          rf"(\+?){_END}", re.IGNORECASE)
 _DOCKER_TORCH = re.compile(r"^\s*FROM\s+pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 _CUDA = [re.compile(p, re.IGNORECASE) for p in (
     rf"\b(?:cudatoolkit(?:-dev)?|cuda-toolkit|pytorch-cuda|cuda-version)\s*([=>]=?)\s*({_V})",
@@ -90,18 +94,10 @@ _CUDA = [re.compile(p, re.IGNORECASE) for p in (
     r"\bcuda(?:[\s_-]*(?:toolkit|version))?[\s_-]*(>=|≥|==|=|v)?\s*(\d{1,2}\.(?:\d+|x)(?:\.\d+)?)"
     rf"{_END}",
 )]
-_INSTALL = re.compile(r"^(?:sudo\s+)?(?:pip3?\s+install|python3?\s+-m\s+pip\s+install|conda\s+"
-                      r"(?:install|create|env\s+create)|mamba\s+(?:install|create)|mim\s+install"
-                      r"|python3?\s+setup\.py\s+(?:install|develop|build_ext|build)"
-                      r"|git\s+submodule\s+update)\b")
 _FENCE = re.compile(r"^\s*```[\w+\-]*\s*$")  # a fenced block opens or closes (not ```cmd```)
-_CD = re.compile(r"^cd\s+([\w\-./]+)\s*$")
-_INLINE_CODE = re.compile(r"(?<!`)`([^`]+)`(?!`)")
-_SHELL_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
 _NEGATED = re.compile(r"\b(?:not|n't|no\s+longer|un)\s*(?:be\s+|yet\s+|officially\s+)?"
                       r"(?:supported|compatible|work)", re.IGNORECASE)
-_PROMPT = re.compile(r"^(?:[$>#]\s+|RUN\s+|!\s*|%\s*)", re.IGNORECASE)
 _TF1 = re.compile(r"\btensorflow(?:-gpu)?\s*(?:==|=|<=|~=)?\s*(1\.\d+(?:\.\d+)?)(?![\w.])"
                   r"|\btensorflow(?:-gpu)?\s*<\s*2\b|\bTensorFlow\s+1\.(?:x|\d+)", re.IGNORECASE)
 _PY_FLAGS = (("torch.utils.ffi", re.compile(r"^\s*(?:from\s+torch\.utils\.ffi\s+import|"
@@ -121,8 +117,7 @@ _DOC_FLAGS = (("apex", re.compile(r"github\.com/NVIDIA/apex(?:\.git)?(?![/\w])|^
 
 
 def _clip(line: str) -> str:
-    s = line.strip()
-    return s if len(s) <= CODE_MAX else s[:CODE_MAX - 3] + "..."
+    return install_steps.clip(line, CODE_MAX)
 
 
 def _norm(op: str | None, ver: str) -> str:
@@ -141,19 +136,20 @@ def _line_items(kind: str, path: str, text: str, roots: frozenset[str] = frozens
     name = PurePosixPath(path).name.lower()
     docker = kind == "dep" and ("dockerfile" in name)
     pydep = name in ("setup.py", "setup.cfg", "pyproject.toml")
-    cwd: list[str] = []  # a doc's fenced block: the folders its `cd` lines entered
+    block = install_steps.Block()  # a doc's fenced block: its `cd` and `git clone` lines so far
     in_block = False
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line, physical in install_steps.logical_lines(text):
         if kind == "doc" and _FENCE.match(line):
-            cwd, in_block = [], not in_block
+            block, in_block = install_steps.Block(), not in_block
             continue
         if _is_comment(kind, line) or len(line) > 2000:
             continue
-        yield from ((f, v, n, line) for f, v in _versions(kind, docker, pydep, line))
+        for i, one in enumerate(physical):  # versions keep the line that states them
+            yield from ((f, v, n + i, one) for f, v in _versions(kind, docker, pydep, one))
         if in_block and line.lstrip()[:1] == "#":
             continue  # in a doc's code block, `# pip install ...` is a comment, not a step
         yield from ((f, v, n, line)
-                    for f, v in _commands_and_flags(kind, docker, line, cwd, roots))
+                    for f, v in _commands_and_flags(kind, docker, line, block, roots))
 
 
 def _denied(kind: str, line: str, m: re.Match[str]) -> bool:
@@ -181,64 +177,53 @@ def _version_matches(kind: str, docker: bool, pydep: bool,
     elif (m := _CONDA_PY.search(line)) and (kind == "doc" or not pydep):
         yield "python", _norm(m[1], m[2]) + (f",{m[3]}{m[4]}" if m[3] else ""), m
     elif kind == "doc" and (m := _PROSE_PY.search(line)):
-        yield "python", _norm(m[1], m[2]) if m[2] else m[3], m
+        yield "python", _prose(line, m, m[1], m[2], bool(m[3])) if m[2] else m[4], m
     if docker and (m := _DOCKER_TORCH.match(line)):
         yield "torch", m[1], m
     elif poetry and poetry[1] == "torch":
         yield "torch", poetry[2].replace(" ", ""), poetry
     elif (m := _TORCH_PIN.search(line)) and re.search(r"\d", m[1]):
-        yield "torch", _norm(*_split_spec(m[1])), m
+        op, ver = _split_spec(m[1])
+        plain = kind == "doc" and not op and re.fullmatch(r"[\d.]+", ver)
+        yield "torch", _prose(line, m, None, ver, _plus(line, m.end())) if plain \
+            else _norm(op, ver), m
     elif kind == "doc" and (m := _PROSE_TORCH.search(line)):
-        yield "torch", _norm(m[1], m[2]), m
+        yield "torch", _prose(line, m, m[1], m[2], bool(m[3])), m
     for rx in _CUDA:
         if (m := rx.search(line)) and (kind == "doc" or rx is not _CUDA[-1] or docker):
             v = m[m.lastindex or 1].rstrip(".")
             v = f"{v[:-1]}.{v[-1]}" if rx in _CUDA[3:5] else v
-            yield "cuda", (_norm(m[1], v) if rx in (_CUDA[0], _CUDA[-1]) else v), m
+            op = ">=" if rx is _CUDA[-1] and _plus(line, m.end()) else m[1]
+            yield "cuda", (_norm(op, v) if rx in (_CUDA[0], _CUDA[-1]) else v), m
             break
 
 
-def _commands_and_flags(kind: str, docker: bool, line: str, cwd: list[str],
+def _commands_and_flags(kind: str, docker: bool, line: str, block: install_steps.Block,
                         roots: frozenset[str] = frozenset()) -> Iterator[tuple[str, str]]:
-    """Install steps (with the `cd` before them, in the line or, in a doc, in its block) and stack
-    flags of one line. `cwd`: the doc block's folder, which a line that is only a `cd` moves;
-    `roots`: names of the clone itself (`git clone ... && cd <repo>` stays at the root)."""
-    steps = [_SHELL_COMMENT.sub("", part.strip(" \\"))  # "pip install .  # dev": the command only
-             for part in _PROMPT.sub("", line.strip().strip("`").strip()).split("&&")]
-    cmd, here, installs = steps[0], list(cwd), 0
-    for i, step in enumerate(steps):
-        if m := _CD.match(step):
-            here = _moved(here, m[1], roots)
-        elif (kind == "doc" or docker) and _INSTALL.match(step):
-            installs += 1
-            cloned = [s for s in steps[:i] if s.startswith("git clone")]
-            if cloned:  # `git clone X D && cd D && pip install .`: the chain is the step
-                yield "install", _clip(" && ".join(steps[steps.index(cloned[0]):i + 1]))
-            else:
-                yield "install", _clip(f"cd {'/'.join(here)} && {step}" if here else step)
-    if kind == "doc" and len(steps) == 1 and _CD.match(cmd):
-        cwd[:] = here
-    if not installs and kind == "doc":  # "run `conda env create -f env.yml` and ...": inline code
-        for span in _INLINE_CODE.findall(line):
-            if _INSTALL.match(inline := _SHELL_COMMENT.sub("", _PROMPT.sub("", span.strip()))):
-                yield "install", _clip(inline)
+    """Install steps (corpus/install_steps.py) and stack flags of one line."""
+    for command in install_steps.install_commands(kind, docker, line, block, roots):
+        yield "install", command
+    cmd = install_steps.steps_of(line)[0]
     for stack, frx in _DOC_FLAGS:
-        if frx.search(line) and (stack == "mmcv-full" or kind != "doc" or _INSTALL.match(cmd)
+        if frx.search(line) and (stack == "mmcv-full" or kind != "doc"
+                                 or install_steps.INSTALL.match(cmd)
                                  or "git clone" in line or "detectron2.git" in line):
             yield "flags", stack
     if _TF1.search(line):
         yield "flags", "tensorflow1"
 
 
-def _moved(here: list[str], target: str, roots: frozenset[str]) -> list[str]:
-    """The folder after `cd target` from `here` (relative parts; [] is the repository root)."""
-    out = [""] if target.startswith("/") else list(here)  # "" first: an absolute path
-    for part in target.strip("/").split("/"):
-        if part == "..":
-            out = out[:-1]
-        elif part not in ("", ".") and not (not out and part.lower() in roots):
-            out.append(part)
+def _prose(line: str, m: re.Match[str], op: str | None, ver: str, plus: bool) -> str:
+    """A version prose states: `3.6+` is `>=3.6`; `2.7 or 3.6` (`0.4 / 0.5`) keeps both."""
+    out = _norm(">=" if plus else op, ver)
+    if alt := _OR_VERSION.match(line, m.end() + _plus(line, m.end())):
+        out += " or " + _norm(">=" if alt[2] else None, alt[1])
     return out
+
+
+def _plus(line: str, end: int) -> bool:
+    """A `+` right after a version means "or later" (`1.4+`), not a local version (`+cu117`)."""
+    return line[end:end + 1] == "+" and not line[end + 1:end + 2].isalnum()
 
 
 def _split_spec(spec: str) -> tuple[str, str]:
@@ -248,11 +233,13 @@ def _split_spec(spec: str) -> tuple[str, str]:
 
 
 def _is_python2(ver: str) -> bool:
-    return bool(re.match(r"^(==|=|\^)?2(\.|$)", ver))
+    """Python 2 only (`2.7 or 3.6` allows Python 3)."""
+    return all(re.match(r"^(==|=|\^)?2(\.|$)", v) for v in ver.split(" or "))
 
 
 def _is_torch0(ver: str) -> bool:
-    return bool(re.match(r"^(==|=|<=|~=|\^)?0\.", ver)) or ver in ("<1.0", "<1", "<1.0.0")
+    return all(re.match(r"^(==|=|<=|~=|\^)?0\.", v) or v in ("<1.0", "<1", "<1.0.0")
+               for v in ver.split(" or "))
 
 
 def extract(source: RepoSource, commit: str, tree: str, repo: str | None = None

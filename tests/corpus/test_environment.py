@@ -102,7 +102,7 @@ def test_obsolete_flags(tmp_path: Path) -> None:
     # tkipf/pygcn README.md:22-23; jadore801120/attention-is-all-you-need-pytorch
     # requirements.txt:8; microsoft/Swin-Transformer models/build.py:21
     env = _env(tmp_path, {
-        "README.md": "x\n" * 21 + "* PyTorch 0.4 or 0.5\n* Python 2.7 or 3.6\n",
+        "README.md": "x\n" * 21 + "* PyTorch 0.4 or 0.5\n* Python 2.7\n",
         "requirements.txt": "tensorflow==1.14.0\n",
         "models/build.py": "import os\nfrom torch.utils.ffi import create_extension\n"
                            "import apex as amp\n",
@@ -112,6 +112,40 @@ def test_obsolete_flags(tmp_path: Path) -> None:
                      "torch.utils.ffi": "models/build.py:2", "tensorflow1": "requirements.txt:1",
                      "apex": "models/build.py:3", "mmcv-full": "install.md:1"}
     assert [f["stack"] for f in env["flags"]][0] == "python2"  # STACKS order
+
+
+def test_prose_versions_keep_their_ranges_and_alternatives(tmp_path: Path) -> None:
+    # tkipf/pygcn README.md:22-23 (either Python; both torch versions are before 1.0) and
+    # kekmodel/FixMatch-pytorch README.md:46 ("python 3.6+")
+    env = _env(tmp_path, {"README.md": "* PyTorch 0.4 or 0.5\n* Python 2.7 or 3.6\n",
+                          "docs/install.md": "- python 3.6+\n- pytorch 1.4+\n- torch 1.13.1+cu117\n",
+                          "INSTALL.md": "use cuda 12.4+\n"})
+    assert _only(env["python"]) == [("2.7 or 3.6", "README.md:2"),
+                                    (">=3.6", "docs/install.md:1")]
+    assert _only(env["torch"]) == [("0.4 or 0.5", "README.md:1"), (">=1.4", "docs/install.md:2"),
+                                   ("1.13.1", "docs/install.md:3")]  # +cu117: a local version
+    assert _only(env["cuda"]) == [(">=12.4", "INSTALL.md:1"), ("11.7", "docs/install.md:3")]
+    assert [f["stack"] for f in env["flags"]] == ["torch<1.0"]  # Python 3.6 is allowed
+
+
+def test_install_steps_keep_the_clone_and_the_setup_scripts_they_need(tmp_path: Path) -> None:
+    # microsoft/SimMIM README.md:83-85; oxwhirl/pymarl README.md:28; openai/consistency_models
+    # docker/Dockerfile:5-8
+    readme = ("```bash\ngit clone https://github.com/NVIDIA/apex\ncd apex\n"
+              "pip install -v --no-cache-dir ./\n```\n"
+              "```\nbash install_sc2.sh\npython src/main.py --config=qmix  # train\n```\n")
+    env = _env(tmp_path, {"README.md": readme,
+                          "docker/Dockerfile": "FROM ubuntu\nRUN apt-get update && apt-get install -y"
+                                               " \\\n    libopenmpi-dev git \\\n    && apt-get clean"
+                                               "\nRUN pip3 install torch==2.0.1 \\\n"
+                                               "    && pip3 install mpi4py\n"})
+    commands = [i["command"] for i in env["install"]]
+    assert [(i["command"], i["where"]) for i in env["install"][:3]] == [
+        ("apt-get install -y libopenmpi-dev git", "docker/Dockerfile:2"),
+        ("pip3 install torch==2.0.1", "docker/Dockerfile:5"),
+        ("pip3 install mpi4py", "docker/Dockerfile:6")]
+    assert commands[3:] == ["git clone https://github.com/NVIDIA/apex && cd apex && "
+                            "pip install -v --no-cache-dir ./", "bash install_sc2.sh"]
 
 
 def test_no_false_flags_from_prose(tmp_path: Path) -> None:
@@ -267,10 +301,10 @@ def _read(found: tuple | None) -> tuple[dict, str]:
 def test_snapshot_is_verified_before_it_is_read(pinned: tuple[Path, Path, str]) -> None:
     sources, mirrors, commit = pinned
     env, tree = _read(open_tree("o__r", "o/r", commit, sources, mirrors))
-    assert tree == "snapshot" and _only(env["python"]) == [("2.7", "README.md:23")]
+    assert tree == "snapshot" and _only(env["python"]) == [("2.7 or 3.6", "README.md:23")]
     env, tree = _read(open_tree("o__r", "o/r", commit, None, mirrors))
     assert tree == "mirror" and _only(env["torch"]) == [("1.6.0", "requirements.txt:1"),
-                                                        ("0.4", "README.md:22")]
+                                                        ("0.4 or 0.5", "README.md:22")]
     assert open_tree("o__r", "o/r", commit, None, sources) is None  # neither here: not read
 
 
@@ -317,7 +351,7 @@ def test_real_snapshot_checked_against_its_task_pin(tmp_path: Path,
     env, tree = _read(open_tree(rec["id"], rec["repo"], rec["commit"], SHARED_SOURCES,
                                 tmp_path / "no-mirrors"))
     assert tree == "snapshot"
-    assert env["python"][0] == {"version": "2.7", "where": "README.md:23",
+    assert env["python"][0] == {"version": "2.7 or 3.6", "where": "README.md:23",
                                 "code": "* Python 2.7 or 3.6"}
 
 
@@ -343,7 +377,7 @@ def test_command_fills_record_deterministically(pinned: tuple[Path, Path, str],
     assert rec.data is not None
     env = rec.data[ENVIRONMENT]
     assert env["tree"] == "snapshot" and env["commit"] == rec.data["commit"]
-    assert [f["stack"] for f in env["flags"]] == ["python2", "torch<1.0"]
+    assert [f["stack"] for f in env["flags"]] == ["torch<1.0"]  # "Python 2.7 or 3.6"
     assert check_record(rec) == []
     text = first.decode()  # placed before scan:, so a rescan (scan appended last) keeps the bytes
     assert text.index("\nenvironment:\n") < text.index("\nscan:\n")
