@@ -48,7 +48,8 @@ CONSTRUCTS: dict[str, str] = {
     r"|\bgradient_checkpointing\b",
     # XLA hazards: host syncs and dynamic shapes
     "item": r"\.item\(\)",
-    "host_transfer": r"\.cpu\(\)|\.numpy\(\)|\.tolist\(\)",
+    # one chain is one transfer: `x.detach().cpu().numpy().tolist()` counts once
+    "host_transfer": r"\.(?:cpu|numpy|tolist)\(\)(?:(?:\.\w+\(\))*\.(?:cpu|numpy|tolist)\(\))*",
     # numpy's np.nonzero / np.unique run on the host and are not XLA hazards
     "nonzero": r"(?<!\bnp\.)(?<!numpy\.)\b(?:nonzero|argwhere)\s*\(",
     "bool_mask_index": r"[\w\)\]]\[\s*~?\s*[\w\.]*mask\w*\s*\]"

@@ -67,7 +67,8 @@ TRAINING_PATH, REPOSITORY = "scan.training_path_counts", "scan.counts"
 PRECISION = ("autocast", "grad_scaler", "half_precision", "apex")
 # (field, constructs, what they mean on XLA): one sentence per group with a nonzero count
 HAZARDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    (TRAINING_PATH, ("item", "host_transfer"), "a host sync per call on XLA, where the run reaches it"),
+    (TRAINING_PATH, ("item", "host_transfer"),
+     "each a host sync on XLA where the run reaches it; a chain like `.cpu().numpy()` is one"),
     (TRAINING_PATH, ("nonzero", "bool_mask_index", "unique", "masked_select"),
      "data-dependent shapes recompile on XLA, where the run reaches them"),
     (REPOSITORY, ("cuda_call", "torch_cuda", "cuda_string", "cudnn_flags", "tf32_flags",

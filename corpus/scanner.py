@@ -19,8 +19,9 @@ from gpu2tpu.corpus import (
 )
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.5"  # 2.5: boolean-mask indexing read from the parsed code (a comprehension
-# filter or a `mask_idx` position array is no mask); 2.4: training_path_counts over reached
+SCANNER_VERSION = "2.6"  # 2.6: a chain of host transfers (`.cpu().numpy()`) counts once;
+# 2.5: boolean-mask indexing read from the parsed code (a comprehension filter or a `mask_idx`
+# position array is no mask); 2.4: training_path_counts over reached
 # functions (reach.py), trailing comments never counted, glob-importing packages load every module
 
 PY_SUFFIXES = (".py",)

@@ -132,7 +132,7 @@ def test_a_hydra_main_loads_its_config_and_the_classes_it_names(tmp_path):
                                   "utils.py": utils, "config.yaml": "agent:\n  class: drq.DRQAgent\n"})
     scan = scan_path(tmp_path / "r", train_command="python train.py env=cartpole_swingup")
     assert scan["cuda_only"]["config_files"] == ["config.yaml"]
-    assert scan["training_path_counts"]["host_transfer"] == 2  # .cpu() and .numpy()
+    assert scan["training_path_counts"]["host_transfer"] == 1  # .cpu().detach().numpy(): one
     assert scan["training_path_counts"]["item"] == 0
 
 

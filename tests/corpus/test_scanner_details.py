@@ -96,3 +96,20 @@ def test_code_that_does_not_parse_falls_back_to_the_mask_regex() -> None:
     py2 = "print 'x'\ny = x[x > 0]\n"
     assert bool_mask_lines(py2) is None
     assert construct_sites(py2, ("bool_mask_index",)) == [("bool_mask_index", 2)]
+
+
+@pytest.mark.parametrize(("line", "hits"), [
+    ("y = x.cpu().numpy().tolist()", 1),                   # one chain is one transfer
+    ("y = x.detach().cpu().numpy()", 1),
+    ("y = x.cpu().detach().numpy()", 1),
+    ("a, b = x.cpu(), y.numpy()", 2),
+    ("n = x.cpu().item()", 1),
+])
+def test_a_chain_of_host_transfers_counts_once(line: str, hits: int) -> None:
+    from collections import Counter
+
+    from gpu2tpu.corpus.patterns import count_constructs
+
+    counts: Counter[str] = Counter()
+    count_constructs(line + "\n", counts, only=("host_transfer",))
+    assert counts["host_transfer"] == hits
