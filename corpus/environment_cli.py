@@ -103,7 +103,7 @@ def fill_record(path: Path, sources: Path | None, mirror_root: Path | None) -> s
         roots = ((scan.get("cuda_only") or {}).get("training_roots") or [])
         if roots and env["install"]:  # drop what only another part of the repository imports
             py = [e for e in source.entries() if e.path.endswith(".py") and 0 <= e.size <= 2_000_000]
-            texts = {e.path: d.decode("utf-8", "replace") for e, d in source.read_many(py) if d}
+            texts = {e.path: d.decode("utf-8-sig", "replace") for e, d in source.read_many(py) if d}
             drop = set(install_scope.foreign_steps(env["install"], texts, roots))
             env["install"] = [s for i, s in enumerate(env["install"]) if i not in drop]
     finally:

@@ -19,7 +19,8 @@ from gpu2tpu.corpus import (
 )
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.6"  # 2.6: a chain of host transfers (`.cpu().numpy()`) counts once;
+SCANNER_VERSION = "2.6"  # 2.6: a chain of host transfers (`.cpu().numpy()`) counts once, a file
+# that starts with a byte-order mark parses;
 # 2.5: boolean-mask indexing read from the parsed code (a comprehension filter or a `mask_idx`
 # position array is no mask); 2.4: training_path_counts over reached
 # functions (reach.py), trailing comments never counted, glob-importing packages load every module
@@ -71,7 +72,8 @@ def _licence_rank(path: str) -> tuple[int, int, str] | None:
 
 
 def _decode(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
+    """UTF-8 text; a leading byte-order mark dropped (Python reads such a file; ast would not)."""
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def _pins(path: str, text: str) -> list[tuple[str, str]]:

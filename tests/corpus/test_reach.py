@@ -158,3 +158,13 @@ def test_scan_sites_lists_each_counted_hazard_and_writes_nothing(tmp_path, capsy
     assert sorted(s[0] for s in sites) == ["host_transfer", "item", "item"]
     assert all(":" in s[1] and not s[1].startswith("utils.py") for s in sites)
     assert main(["corpus", "scan", "--sites", "--mirror-root", str(tmp_path)]) == 2
+
+
+def test_a_file_with_a_byte_order_mark_is_parsed_and_reached(tmp_path):
+    # NVlabs/stylegan2-ada-pytorch: 19 files start with U+FEFF
+    bom = "\ufeff"
+    commit_files(tmp_path / "r", {"LICENSE": MIT, "train.py": bom + TRAIN, "model.py": bom + MODEL,
+                                  "utils.py": "def unused(x):\n    return x.item()\n"})
+    scan = scan_path(tmp_path / "r", train_command="python train.py")
+    assert scan["training_path_reach"]["unparsed"] == []
+    assert scan["training_path_counts"]["item"] == 2 and scan["training_path_counts"]["host_transfer"] == 1
