@@ -38,7 +38,8 @@ from gpu2tpu.corpus.source import (
 )
 
 ENVIRONMENT = "environment"  # the record's field
-EXTRACTOR_VERSION = "4"  # 4: prose versions keep ranges ("3.6+" is >=3.6, "2.7 or 3.6" both);
+EXTRACTOR_VERSION = "4"  # 4: prose versions keep ranges ("3.6+", "3.6 or higher" are >=3.6,
+# "2.7 or 3.6" both), `conda activate` and venv steps;
 # 3: an install step keeps the `cd` before it; git submodule steps
 ENV_KEYS = ("extractor_version", "commit", "tree", "python", "torch", "cuda", "install", "flags")
 VERSION_KINDS = ("python", "torch", "cuda")
@@ -79,7 +80,9 @@ _CONDA_PY = re.compile(rf"(?:^|[\s'\"])python\s*(={{1,2}}|>=|<=|>|<)\s*({_V})"
 # prose keeps what it states: "3.6+" is >=3.6, "2.7 or 3.6" both (`_alternatives`)
 _PROSE_PY = re.compile(rf"\b[Pp](?i:ython){_LINK}\s*(?i:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?"
                        rf"([23]\.\d+(?:\.\d+)?)(\+?){_END}|\bPython\s+([23]){_END}")
-_OR_VERSION = re.compile(r"\s*(?:or|/)\s+v?(\d+\.\d+(?:\.\d+)?)(\+?)(?!\w|\.\w)")
+_OR_LATER = re.compile(r"\s*\(?(?:or|and)\s+(?:higher|later|newer|above|greater|up)\b",
+                       re.IGNORECASE)  # "Python 3.6 or higher", "PyTorch 1.12.0 (or later)"
+_OR_VERSION = re.compile(r"\s*(?:or\s+|/\s*)v?(\d+\.\d+(?:\.\d+)?)(\+?)(?!\w|\.\w)")
 _DOCKER_PY = re.compile(r"^\s*FROM\s+(?:\S+/)?python:(\d+(?:\.\d+)*)", re.IGNORECASE)
 _TORCH_PIN = re.compile(rf"(?:^|[\s'\"\[,(])(?:torch|pytorch)\s*{_SPEC}", re.IGNORECASE)
 _PROSE_TORCH = re.compile(rf"\bpytorch{_LINK}\s*(?:version\s*)?(?:(>=|≥|==|=|>)\s*)?v?(\d\.\d+(?:\.\d+)?)"
@@ -215,15 +218,17 @@ def _commands_and_flags(kind: str, docker: bool, line: str, block: install_steps
 
 def _prose(line: str, m: re.Match[str], op: str | None, ver: str, plus: bool) -> str:
     """A version prose states: `3.6+` is `>=3.6`; `2.7 or 3.6` (`0.4 / 0.5`) keeps both."""
-    out = _norm(">=" if plus else op, ver)
-    if alt := _OR_VERSION.match(line, m.end() + _plus(line, m.end())):
+    out = _norm(">=" if plus or _OR_LATER.match(line, m.end()) else op, ver)
+    if alt := _OR_VERSION.match(line, m.end() + (line[m.end():m.end() + 1] == "+")):
         out += " or " + _norm(">=" if alt[2] else None, alt[1])
     return out
 
 
 def _plus(line: str, end: int) -> bool:
-    """A `+` right after a version means "or later" (`1.4+`), not a local version (`+cu117`)."""
-    return line[end:end + 1] == "+" and not line[end + 1:end + 2].isalnum()
+    """A `+` right after a version means "or later" (`1.4+`), not a local version (`+cu117`);
+    so do "or higher", "(or later)", "and above"."""
+    return (line[end:end + 1] == "+" and not line[end + 1:end + 2].isalnum()) or bool(
+        _OR_LATER.match(line, end))
 
 
 def _split_spec(spec: str) -> tuple[str, str]:

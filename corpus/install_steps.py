@@ -2,9 +2,9 @@
 
 A step is kept runnable as written: with the `cd` before it (in its line, or in the doc block's
 earlier `cd` lines), with the `git clone` that made the folder it runs in, whole up to
-COMMAND_MAX characters. Steps are package installs (pip, conda, mamba, mim, apt), builds
-(`setup.py build_ext`), submodule updates and the repository's own setup scripts
-(`bash install_sc2.sh`, `sh ./make.sh`).
+COMMAND_MAX characters. Steps are package installs (pip, conda, mamba, mim, apt), the environment
+they go into (`conda activate`, a venv), builds (`setup.py build_ext`), submodule updates and the
+repository's own setup scripts (`bash install_sc2.sh`, `sh ./make.sh`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ INSTALL = re.compile(r"^(?:sudo\s+)?(?:pip3?\s+install|python3?\s+-m\s+pip\s+ins
                      r"|apt(?:-get)?\s+(?:-\S+\s+)*install"  # system packages the project needs
                      r"|python3?\s+setup\.py\s+(?:install|develop|build_ext|build)"
                      r"|git\s+submodule\s+update"
+                     # the environment later steps install into
+                     r"|(?:conda|source)\s+activate|python3?\s+-m\s+venv|source\s+\S+/bin/activate"
                      # a setup script of the repository's (`bash install_sc2.sh`, `sh ./make.sh`)
                      r"|(?:bash\s+|sh\s+)?\.?/?[\w\-./]*(?:install|setup|make|compile|build)"
                      r"[\w\-.]*\.sh)\b")

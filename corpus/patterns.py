@@ -49,7 +49,9 @@ CONSTRUCTS: dict[str, str] = {
     # XLA hazards: host syncs and dynamic shapes
     "item": r"\.item\(\)",
     # one chain is one transfer: `x.detach().cpu().numpy().tolist()` counts once
-    "host_transfer": r"\.(?:cpu|numpy|tolist)\(\)(?:(?:\.\w+\(\))*\.(?:cpu|numpy|tolist)\(\))*",
+    # (and `x.cpu().item()` is the `.item()` sync alone)
+    "host_transfer": r"\.(?:cpu|numpy|tolist)\(\)(?:(?:\.\w+\(\))*\.(?:cpu|numpy|tolist)\(\))*"
+    r"(?!(?:\.\w+\(\))*\.item\(\))",
     # numpy's np.nonzero / np.unique run on the host and are not XLA hazards
     "nonzero": r"(?<!\bnp\.)(?<!numpy\.)\b(?:nonzero|argwhere)\s*\(",
     "bool_mask_index": r"[\w\)\]]\[\s*~?\s*[\w\.]*mask\w*\s*\]"
@@ -88,7 +90,8 @@ _COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
 
 def without_comments(code: str) -> str:
     """The source with every comment blanked, trailing ones included (`x.cpu()  # y.numpy()`
-    counts one construct); line numbers are kept. Source the tokenizer rejects (Python 2) loses
+    counts one construct) and the text of triple-quoted strings (docstrings, code kept in a string)
+    between their quotes; line numbers are kept. Source the tokenizer rejects (Python 2) loses
     its whole-line comments only."""
     lines = code.split("\n")
     try:
@@ -96,9 +99,26 @@ def without_comments(code: str) -> str:
             if tok.type == tokenize.COMMENT:
                 row, col = tok.start
                 lines[row - 1] = lines[row - 1][:col]
+            elif tok.type == tokenize.STRING and tok.string.endswith(TRIPLE_QUOTES):
+                _blank_inside(lines, tok.start, tok.end)
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return _COMMENT_LINE.sub("", code)
     return "\n".join(lines)
+
+
+TRIPLE_QUOTES = ('"' * 3, "'" * 3)
+
+
+def _blank_inside(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> None:
+    """Spaces for a triple-quoted string's text between its opening and closing quotes."""
+    (r0, c0), (r1, c1) = start, end
+    first = lines[r0 - 1]
+    opening = c0 + len(first[c0:]) - len(first[c0:].lstrip("rRbBuUfF")) + 3
+    for row in range(r0, r1 + 1):
+        line = lines[row - 1]
+        a = opening if row == r0 else 0
+        b = c1 - 3 if row == r1 else len(line)
+        lines[row - 1] = line[:a] + " " * max(0, b - a) + line[b:]
 
 
 def count_constructs(code: str, counts: dict[str, int],

@@ -20,7 +20,8 @@ from gpu2tpu.corpus import (
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
 SCANNER_VERSION = "2.6"  # 2.6: a chain of host transfers (`.cpu().numpy()`) counts once, a file
-# that starts with a byte-order mark parses;
+# that starts with a byte-order mark parses, text in triple-quoted strings is not code, an entry
+# that does not parse counts whole;
 # 2.5: boolean-mask indexing read from the parsed code (a comprehension filter or a `mask_idx`
 # position array is no mask); 2.4: training_path_counts over reached
 # functions (reach.py), trailing comments never counted, glob-importing packages load every module
@@ -300,7 +301,8 @@ def path_sites(py_texts: dict[str, str], on_path: set[str], roots: list[str],
                words: list[str]) -> PathSites:
     """The sites behind `training_path_counts`: each construct found in a file on the path, on
     a line the reach keeps (a line of an unreached definition is blank in `found.texts`)."""
-    texts = {f: py_texts[f] for f in sorted(on_path) if f in py_texts}
+    # an entry that does not parse is still on its own path (read whole, reach.py)
+    texts = {f: py_texts[f] for f in sorted(on_path | set(roots)) if f in py_texts}
     found = reach.reached_texts(texts, roots or texts, words)  # no entry known: each file is one
     out: list[dict[str, Any]] = []
     for file, kept in found.texts.items():

@@ -119,10 +119,12 @@ def test_prose_versions_keep_their_ranges_and_alternatives(tmp_path: Path) -> No
     # kekmodel/FixMatch-pytorch README.md:46 ("python 3.6+")
     env = _env(tmp_path, {"README.md": "* PyTorch 0.4 or 0.5\n* Python 2.7 or 3.6\n",
                           "docs/install.md": "- python 3.6+\n- pytorch 1.4+\n- torch 1.13.1+cu117\n",
-                          "INSTALL.md": "use cuda 12.4+\n"})
+                          "INSTALL.md": "use cuda 12.4+\n",
+                          "docs/get_started.md": "Python 3.7 or higher and PyTorch 1.12.0 (or later)\n"})
     assert _only(env["python"]) == [("2.7 or 3.6", "README.md:2"),
-                                    (">=3.6", "docs/install.md:1")]
-    assert _only(env["torch"]) == [("0.4 or 0.5", "README.md:1"), (">=1.4", "docs/install.md:2"),
+                                    (">=3.7", "docs/get_started.md:1"), (">=3.6", "docs/install.md:1")]
+    assert _only(env["torch"]) == [("0.4 or 0.5", "README.md:1"),
+                                   (">=1.12.0", "docs/get_started.md:1"), (">=1.4", "docs/install.md:2"),
                                    ("1.13.1", "docs/install.md:3")]  # +cu117: a local version
     assert _only(env["cuda"]) == [(">=12.4", "INSTALL.md:1"), ("11.7", "docs/install.md:3")]
     assert [f["stack"] for f in env["flags"]] == ["torch<1.0"]  # Python 3.6 is allowed
@@ -131,7 +133,8 @@ def test_prose_versions_keep_their_ranges_and_alternatives(tmp_path: Path) -> No
 def test_install_steps_keep_the_clone_and_the_setup_scripts_they_need(tmp_path: Path) -> None:
     # microsoft/SimMIM README.md:83-85; oxwhirl/pymarl README.md:28; openai/consistency_models
     # docker/Dockerfile:5-8
-    readme = ("```bash\ngit clone https://github.com/NVIDIA/apex\ncd apex\n"
+    readme = ("```\nconda create -n x python=3.8\nconda activate x\n```\n"
+              "```bash\ngit clone https://github.com/NVIDIA/apex\ncd apex\n"
               "pip install -v --no-cache-dir ./\n```\n"
               "```\nbash install_sc2.sh\npython src/main.py --config=qmix  # train\n```\n")
     env = _env(tmp_path, {"README.md": readme,
@@ -144,7 +147,8 @@ def test_install_steps_keep_the_clone_and_the_setup_scripts_they_need(tmp_path: 
         ("apt-get install -y libopenmpi-dev git", "docker/Dockerfile:2"),
         ("pip3 install torch==2.0.1", "docker/Dockerfile:5"),
         ("pip3 install mpi4py", "docker/Dockerfile:6")]
-    assert commands[3:] == ["git clone https://github.com/NVIDIA/apex && cd apex && "
+    assert commands[3:] == ["conda create -n x python=3.8", "conda activate x",
+                            "git clone https://github.com/NVIDIA/apex && cd apex && "
                             "pip install -v --no-cache-dir ./", "bash install_sc2.sh"]
 
 
@@ -169,7 +173,7 @@ def test_version_before_a_full_stop_and_denied_versions(tmp_path: Path) -> None:
                             "PyTorch v1.0.0 or above (PyTorch v>1.3.0 strongly recommended). The "
                             "older versions of PyTorch are no longer supported.\n"})
     assert _only(env["python"]) == [("3.7", "README.md:6"), (">=3.5.5", "docs/INSTALL.md:14")]
-    assert _only(env["torch"]) == [("1.2", "README.md:6"), ("1.0.0", "install_notes.md:21"),
+    assert _only(env["torch"]) == [("1.2", "README.md:6"), (">=1.0.0", "install_notes.md:21"),
                                    ("0.3.1", "docs/INSTALL.md:14")]  # top-level files first
 
 
@@ -210,9 +214,10 @@ def test_poetry_classifiers_links_and_inline_installs(tmp_path: Path) -> None:
                      "-f environment.yml` and use `source activate rainbow` to activate the "
                      "environment.\n- [PyTorch](https://pytorch.org/) 1.0 or higher\n"})
     assert _only(env["python"]) == [("^3.8", "pyproject.toml:11"), ("3.8", "setup.py:59")]
-    assert _only(env["torch"]) == [("^2.0.0", "pyproject.toml:14"), ("1.0", "README.md:49")]
+    assert _only(env["torch"]) == [("^2.0.0", "pyproject.toml:14"), (">=1.0", "README.md:49")]
     assert env["install"] == [{"command": "conda env create -f environment.yml",
-                               "where": "README.md:48"}]
+                               "where": "README.md:48"},
+                              {"command": "source activate rainbow", "where": "README.md:48"}]
 
 
 def test_tensorflow1_only_where_tf_is_tensorflow_itself(tmp_path: Path) -> None:

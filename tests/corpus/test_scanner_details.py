@@ -103,7 +103,7 @@ def test_code_that_does_not_parse_falls_back_to_the_mask_regex() -> None:
     ("y = x.detach().cpu().numpy()", 1),
     ("y = x.cpu().detach().numpy()", 1),
     ("a, b = x.cpu(), y.numpy()", 2),
-    ("n = x.cpu().item()", 1),
+    ("n = x.cpu().item()", 0),                             # the .item() sync alone
 ])
 def test_a_chain_of_host_transfers_counts_once(line: str, hits: int) -> None:
     from collections import Counter
@@ -113,3 +113,22 @@ def test_a_chain_of_host_transfers_counts_once(line: str, hits: int) -> None:
     counts: Counter[str] = Counter()
     count_constructs(line + "\n", counts, only=("host_transfer",))
     assert counts["host_transfer"] == hits
+
+
+def test_an_entry_that_does_not_parse_is_counted_whole(tmp_path):
+    # quark0/darts cnn/train_search.py:140: `.cuda(async=True)` is a syntax error on Python 3.7+
+    train = "import torch\ny = x.cuda(async=True)\nloss.backward()\nprint(z.cpu())\n"
+    commit_files(tmp_path / "r", {"LICENSE": MIT, "train.py": train})
+    scan = scan_path(tmp_path / "r", train_command="python train.py")
+    assert scan["training_path_counts"]["host_transfer"] == 1
+    assert scan["training_path_reach"]["unparsed"] == ["train.py"]
+
+
+def test_text_in_a_triple_quoted_string_is_not_code() -> None:
+    # yenchenlin/nerf-pytorch run_nerf.py:162: code kept in a docstring
+    from gpu2tpu.corpus.patterns import construct_sites, without_comments
+
+    code = 'def f(x):\n    """old:\n    y = x.cpu()\n    """\n    return x.numpy()  # x.tolist()\n'
+    kept = without_comments(code)
+    assert kept.count("\n") == code.count("\n") and '"""' in kept
+    assert construct_sites(kept, ("host_transfer",)) == [("host_transfer", 5)]
