@@ -112,7 +112,7 @@ def test_tier3_record_names_its_hard_kernel_and_goal() -> None:
         "Goal metric (README, for this command's configuration: Deformable DETR, R50, 50 epochs "
         "(configs/r50_deformable_detr.sh)): box_AP 44.5 on COCO 2017 val.")
     assert "curated.reported_results[2]" not in by  # two results told, the rest left out
-    assert by["scan.counts.distributed"].startswith("Repository: torch.distributed/DDP 25 (")
+    assert by["scan.counts.distributed"].startswith("Repository: torch.distributed/DDP 11 (")
     assert "`GPUS_PER_NODE=8 ./tools/run_dist_launch.sh 8 ./configs/r50_deformable_detr.sh " \
         "--batch_size 4`" \
         in st["text"]
