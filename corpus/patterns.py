@@ -47,11 +47,12 @@ CONSTRUCTS: dict[str, str] = {
     "grad_checkpointing": r"\butils\.checkpoint\b|\bcheckpoint_sequential\b"
     r"|\bgradient_checkpointing\b",
     # XLA hazards: host syncs and dynamic shapes
-    "item": r"\.item\(\)",
-    # one chain is one transfer: `x.detach().cpu().numpy().tolist()` counts once
+    # not the drop-path schedule idiom `[x.item() for x in torch.linspace(0, r, n)]` (a host tensor)
+    "item": r"\.item\(\)(?!\s+for\s+\w+\s+in\s+torch\.(?:linspace|arange|logspace)\((?![^)\n]*device))",
+    # one chain is one transfer: `x.detach().cpu().permute(1, 2, 0).numpy()` counts once
     # (and `x.cpu().item()` is the `.item()` sync alone)
-    "host_transfer": r"\.(?:cpu|numpy|tolist)\(\)(?:(?:\.\w+\(\))*\.(?:cpu|numpy|tolist)\(\))*"
-    r"(?!(?:\.\w+\(\))*\.item\(\))",
+    "host_transfer": r"\.(?:cpu|numpy|tolist)\(\)(?:(?:\.\w+\([^()\n]*\))*\.(?:cpu|numpy|tolist)\(\))*"
+    r"(?!(?:\.\w+\([^()\n]*\))*\.item\(\))",
     # numpy's np.nonzero / np.unique run on the host and are not XLA hazards
     "nonzero": r"(?<!\bnp\.)(?<!numpy\.)\b(?:nonzero|argwhere)\s*\(",
     "bool_mask_index": r"[\w\)\]]\[\s*~?\s*[\w\.]*mask\w*\s*\]"

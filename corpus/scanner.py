@@ -19,7 +19,9 @@ from gpu2tpu.corpus import (
 )
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.6"  # 2.6: a chain of host transfers (`.cpu().numpy()`) counts once, a file
+SCANNER_VERSION = "2.7"  # 2.7: a chain with arguments between its calls is one transfer, the
+# drop-path `[x.item() for x in torch.linspace(...)]` is no sync; 2.6: a chain of host transfers
+# (`.cpu().numpy()`) counts once, a file
 # that starts with a byte-order mark parses, text in triple-quoted strings is not code, an entry
 # that does not parse counts whole;
 # 2.5: boolean-mask indexing read from the parsed code (a comprehension filter or a `mask_idx`

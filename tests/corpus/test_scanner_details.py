@@ -102,6 +102,8 @@ def test_code_that_does_not_parse_falls_back_to_the_mask_regex() -> None:
     ("y = x.cpu().numpy().tolist()", 1),                   # one chain is one transfer
     ("y = x.detach().cpu().numpy()", 1),
     ("y = x.cpu().detach().numpy()", 1),
+    ("y = x.cpu().byte().permute(1, 2, 0).numpy()", 1),   # clovaai/cutblur solver.py:123
+    ("n = x.cpu().view(-1).item()", 0),
     ("a, b = x.cpu(), y.numpy()", 2),
     ("n = x.cpu().item()", 0),                             # the .item() sync alone
 ])
@@ -132,3 +134,18 @@ def test_text_in_a_triple_quoted_string_is_not_code() -> None:
     kept = without_comments(code)
     assert kept.count("\n") == code.count("\n") and '"""' in kept
     assert construct_sites(kept, ("host_transfer",)) == [("host_transfer", 5)]
+
+
+@pytest.mark.parametrize(("line", "hits"), [
+    ("dpr = [x.item() for x in torch.linspace(0, rate, depth)]", 0),  # a host tensor
+    ("dpr = [x.item() for x in torch.linspace(0, rate, depth, device=d)]", 1),
+    ("loss_value = loss.item()", 1),
+])
+def test_the_drop_path_schedule_idiom_is_no_device_sync(line: str, hits: int) -> None:
+    from collections import Counter
+
+    from gpu2tpu.corpus.patterns import count_constructs
+
+    counts: Counter[str] = Counter()
+    count_constructs(line + "\n", counts, only=("item",))
+    assert counts["item"] == hits
