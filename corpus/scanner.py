@@ -19,14 +19,16 @@ from gpu2tpu.corpus import (
 )
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.7"  # 2.7: a chain with arguments between its calls is one transfer, the
-# drop-path `[x.item() for x in torch.linspace(...)]` is no sync; 2.6: a chain of host transfers
-# (`.cpu().numpy()`) counts once, a file
-# that starts with a byte-order mark parses, text in triple-quoted strings is not code, an entry
-# that does not parse counts whole;
+SCANNER_VERSION = "2.7"
+# 2.7: a chain with arguments between its calls is one transfer; the drop-path idiom
+#      `[x.item() for x in torch.linspace(...)]` is no sync.
+# 2.6: a chain of host transfers (`.cpu().numpy()`) counts once; a file that starts with a
+#      byte-order mark parses; text in triple-quoted strings is not code; an entry that does not
+#      parse counts whole.
 # 2.5: boolean-mask indexing read from the parsed code (a comprehension filter or a `mask_idx`
-# position array is no mask); 2.4: training_path_counts over reached
-# functions (reach.py), trailing comments never counted, glob-importing packages load every module
+#      position array is no mask).
+# 2.4: training_path_counts over reached functions (reach.py), trailing comments never counted,
+#      glob-importing packages load every module.
 
 PY_SUFFIXES = (".py",)
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -147,6 +149,7 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
     all_declared: set[str] = set()
     all_imported: set[str] = set()
     py_texts: dict[str, str] = {}
+    py_codes: dict[str, str] = {}  # the same files without comments (patterns.without_comments)
     shell_texts: dict[str, str] = {}
     train: list[str] = []
     evals: list[str] = []
@@ -197,7 +200,7 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
             continue
         py_texts[path] = text
         size["python_lines"] += text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-        code = patterns.without_comments(text)
+        code = py_codes[path] = patterns.without_comments(text)
         patterns.count_constructs(code, counts)
         mods = patterns.imported_modules(code)
         all_imported.update(m.split(".")[0] for m in mods)
@@ -227,7 +230,7 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
         evidence, (curated or {}).get(records.SITE_CORRECTIONS), repo, {**py_texts, **shell_texts})
     command = train_command or (curated or {}).get("train_command")
     words = _outside_words(command_words(command), found, shell_texts)
-    sites = path_sites(py_texts, on_path, roots or _rank(train), words)
+    sites = path_sites(py_texts, py_codes, on_path, roots or _rank(train), words)
     scan: dict[str, Any] = {
         "scanner_version": SCANNER_VERSION,
         "repo": repo,
@@ -299,18 +302,18 @@ class PathSites:
                 "unparsed": self.unparsed[:MAX_LISTED]}
 
 
-def path_sites(py_texts: dict[str, str], on_path: set[str], roots: list[str],
-               words: list[str]) -> PathSites:
+def path_sites(py_texts: dict[str, str], py_codes: dict[str, str], on_path: set[str],
+               roots: list[str], words: list[str]) -> PathSites:
     """The sites behind `training_path_counts`: each construct found in a file on the path, on
-    a line the reach keeps (a line of an unreached definition is blank in `found.texts`)."""
+    a line the reach keeps (a line of an unreached definition is blank in `found.texts`).
+    `py_codes`: the same files as `py_texts` without comments, as the repository count read them."""
     # an entry that does not parse is still on its own path (read whole, reach.py)
     texts = {f: py_texts[f] for f in sorted(on_path | set(roots)) if f in py_texts}
     found = reach.reached_texts(texts, roots or texts, words)  # no entry known: each file is one
     out: list[dict[str, Any]] = []
     for file, kept in found.texts.items():
-        code = patterns.without_comments(texts[file])
         lines = kept.split("\n")
-        for construct, line in patterns.construct_sites(code, TRAINING_PATH_KEYS):
+        for construct, line in patterns.construct_sites(py_codes[file], TRAINING_PATH_KEYS):
             if line <= len(lines) and lines[line - 1].strip():
                 out.append({"construct": construct, "file": file, "line": line,
                             "code": lines[line - 1].strip()[:160]})
