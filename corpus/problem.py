@@ -68,9 +68,11 @@ PRECISION = ("autocast", "grad_scaler", "half_precision", "apex")
 # (field, constructs, what they mean on XLA): one sentence per group with a nonzero count
 HAZARDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (TRAINING_PATH, ("item", "host_transfer"),
-     "each a host sync on XLA where the run reaches it; a chain like `.cpu().numpy()` is one"),
+     "call sites; on a device tensor the run reaches, each is a host sync on XLA; a chain like "
+     "`.cpu().numpy()` is one"),
     (TRAINING_PATH, ("nonzero", "bool_mask_index", "unique", "masked_select"),
-     "data-dependent shapes recompile on XLA, where the run reaches them"),
+     "call sites; on a device tensor the run reaches, each data-dependent shape recompiles on "
+     "XLA"),
     (REPOSITORY, ("cuda_call", "torch_cuda", "cuda_string", "cudnn_flags", "tf32_flags",
                   "pin_memory", "non_blocking"), "CUDA device code: use the XLA device"),
     (REPOSITORY, PRECISION, "fp16 may become bf16, no other precision change"),

@@ -90,11 +90,11 @@ def test_pygcn_command_hazards_and_stated_environment() -> None:
     assert "`cd pygcn && python train.py`" in st["text"]
     assert by["curated.train_command"] == "Command to keep working: `cd pygcn && python train.py`."
     assert by["curated.reported_results"] == "No README-reported goal metric is recorded."
-    # pygcn/train.py at 1600b5b: seven `.item()` reads, a host sync each on XLA
+    # pygcn/train.py at 1600b5b: seven `.item()` call sites (on device tensors: a host sync each)
     assert by["scan.training_path_counts.item"] == (
         "In the code the training entry can reach (uncalled functions left out; code behind "
-        "options the command leaves off may still count): `.item()` 7 (each a host sync on XLA "
-        "where the run reaches it; a chain like `.cpu().numpy()` is one).")
+        "options the command leaves off may still count): `.item()` 7 (call sites; on a device "
+        "tensor the run reaches, each is a host sync on XLA; a chain like `.cpu().numpy()` is one).")
     assert by["scan.counts.{cuda_call,torch_cuda}"].startswith("Repository: `.cuda()` 7, ")
     assert by["environment.torch[0] at README.md:22"] == "Stated torch: 0.4 or 0.5 (README.md:22)."
     assert by["scan.cuda_only.hard"] == "No hard CUDA-only dependency is on the training path."
