@@ -47,12 +47,12 @@ CONSTRUCTS: dict[str, str] = {
     "grad_checkpointing": r"\butils\.checkpoint\b|\bcheckpoint_sequential\b"
     r"|\bgradient_checkpointing\b",
     # XLA hazards: host syncs and dynamic shapes
-    # not the drop-path schedule idiom `[x.item() for x in torch.linspace(0, r, n)]` (a host tensor)
-    "item": r"\.item\(\)(?!\s+for\s+\w+\s+in\s+torch\.(?:linspace|arange|logspace)\((?![^)\n]*device))",
-    # one chain is one transfer: `x.detach().cpu().permute(1, 2, 0).numpy()` counts once
-    # (and `x.cpu().item()` is the `.item()` sync alone)
-    "host_transfer": r"\.(?:cpu|numpy|tolist)\(\)(?:(?:\.\w+\([^()\n]*\))*\.(?:cpu|numpy|tolist)\(\))*"
-    r"(?!(?:\.\w+\([^()\n]*\))*\.item\(\))",
+    # a call site, whatever its receiver (`[x.item() for x in torch.linspace(0, r, n)]` counts)
+    "item": r"\.item\(\)",
+    # one chain is one transfer: `x.detach().cpu().permute(1, 2, 0).numpy()` and
+    # `x.cpu().data.numpy()` count once (and `x.cpu().item()` is the `.item()` call alone)
+    "host_transfer": r"\.(?:cpu|numpy|tolist)\(\)(?:(?:\.\w+(?:\([^()\n]*\))?)*\.(?:cpu|numpy|tolist)\(\))*"
+    r"(?!(?:\.\w+(?:\([^()\n]*\))?)*\.item\(\))",
     # numpy's np.nonzero / np.unique run on the host and are not XLA hazards
     "nonzero": r"(?<!\bnp\.)(?<!numpy\.)\b(?:nonzero|argwhere)\s*\(",
     "bool_mask_index": r"[\w\)\]]\[\s*~?\s*[\w\.]*mask\w*\s*\]"
@@ -150,27 +150,76 @@ _INDEX_NAME = re.compile(r"(?:idx|idxs|index|indices|inds|ids|_id|pos|num|len|si
 
 def bool_mask_lines(code: str) -> list[int] | None:
     """Lines of subscripts indexed by a boolean mask: a comparison (`x[y == 0]`), a negation or
-    `&`/`|` of one, or a name that says mask (`x[~valid_mask]`, `x[self.mask]`); None when the
-    code does not parse. A comprehension's `if` filter is not a subscript, and a `mask_idx` is a
-    position array."""
+    `&`/`|` of one, a reduction to booleans (`x[m.all(1)]`), a name that says mask
+    (`x[~valid_mask]`, `x[self.mask]`, `x[bool_masked_pos]`), or a name every assignment in its
+    function gives a mask (`keep = w > 0` ... `boxes[keep]`); an element of a tuple index counts
+    (`mask[mask.all(1), 0]`). None when the code does not parse. A comprehension's `if` filter is
+    not a subscript, and a `mask_idx` is a position array."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    return sorted(node.lineno for node in ast.walk(tree)
-                  if isinstance(node, ast.Subscript) and _is_mask(node.slice))
+    lines: list[int] = []
+    scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    for scope in scopes:
+        masks = _mask_names(scope)
+        lines += [node.lineno for node in _own_nodes(scope)
+                  if isinstance(node, ast.Subscript) and _is_mask(node.slice, masks)]
+    return sorted(lines)
 
 
-def _is_mask(node: ast.expr) -> bool:
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a module or function body, less those of the functions nested in it."""
+    out: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _mask_names(scope: ast.AST) -> frozenset[str]:
+    """Names of this scope that every assignment makes a mask (none of them anything else)."""
+    given: dict[str, bool] = {}
+    for node in _own_nodes(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    mask = not isinstance(node, ast.AugAssign) and _is_mask(node.value, frozenset())
+                    given[target.id] = given.get(target.id, True) and mask
+        elif isinstance(node, (ast.For, ast.comprehension, ast.With, ast.NamedExpr)):
+            for sub in ast.walk(getattr(node, "target", None) or ast.Pass()):
+                if isinstance(sub, ast.Name):
+                    given[sub.id] = False
+    return frozenset(name for name, mask in given.items() if mask)
+
+
+_BOOL_REDUCTIONS = {"all", "any", "bool", "isnan", "isinf", "isfinite", "logical_not", "logical_and",
+                    "logical_or", "logical_xor"}
+
+
+def _is_mask(node: ast.expr, masks: frozenset[str] = frozenset()) -> bool:
     if isinstance(node, ast.Compare):
         return True
+    if isinstance(node, ast.Tuple):
+        return any(_is_mask(e, masks) for e in node.elts)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
-        return _is_mask(node.operand)
+        return _is_mask(node.operand, masks)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-        return _is_mask(node.left) or _is_mask(node.right)
+        return _is_mask(node.left, masks) or _is_mask(node.right, masks)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr in _BOOL_REDUCTIONS
+    if isinstance(node, ast.Name) and node.id in masks:
+        return True
     name = node.id if isinstance(node, ast.Name) else (
         node.attr if isinstance(node, ast.Attribute) else None)
-    return name is not None and "mask" in name.lower() and not _INDEX_NAME.search(name)
+    if name is None or "mask" not in name.lower():
+        return False
+    return "bool" in name.lower() or not _INDEX_NAME.search(name)
 
 # Packages that need an NVIDIA GPU (no CPU/XLA path): canonical name -> import/pip names.
 CUDA_ONLY_DEPS: dict[str, tuple[str, ...]] = {

@@ -19,7 +19,9 @@ from gpu2tpu.corpus import (
 )
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.7"
+SCANNER_VERSION = "2.8"
+# 2.8: counts are call sites whatever the receiver (the drop-path idiom counts again); a chain
+#      through an attribute (`x.cpu().data.numpy()`) is one transfer.
 # 2.7: a chain with arguments between its calls is one transfer; the drop-path idiom
 #      `[x.item() for x in torch.linspace(...)]` is no sync.
 # 2.6: a chain of host transfers (`.cpu().numpy()`) counts once; a file that starts with a

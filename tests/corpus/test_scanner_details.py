@@ -136,16 +136,40 @@ def test_text_in_a_triple_quoted_string_is_not_code() -> None:
     assert construct_sites(kept, ("host_transfer",)) == [("host_transfer", 5)]
 
 
-@pytest.mark.parametrize(("line", "hits"), [
-    ("dpr = [x.item() for x in torch.linspace(0, rate, depth)]", 0),  # a host tensor
-    ("dpr = [x.item() for x in torch.linspace(0, rate, depth, device=d)]", 1),
-    ("loss_value = loss.item()", 1),
+@pytest.mark.parametrize(("line", "construct", "hits"), [
+    # counts are call sites, whatever the receiver (the statement says so since scanner 2.8)
+    ("dpr = [x.item() for x in torch.linspace(0, rate, depth)]", "item", 1),
+    ("loss_value = loss.item()", "item", 1),
+    # one chain through an attribute is one transfer (sfujim/TD3 TD3.py:101)
+    ("return self.actor(state).cpu().data.numpy().flatten()", "host_transfer", 1),
+    ("a, b = x.cpu(), y.numpy()", "host_transfer", 2),
+    ("v = x.cpu().data.item()", "host_transfer", 0),
 ])
-def test_the_drop_path_schedule_idiom_is_no_device_sync(line: str, hits: int) -> None:
+def test_counts_are_call_sites_and_a_chain_is_one(line: str, construct: str, hits: int) -> None:
     from collections import Counter
 
     from gpu2tpu.corpus.patterns import count_constructs
 
     counts: Counter[str] = Counter()
-    count_constructs(line + "\n", counts, only=("item",))
-    assert counts["item"] == hits
+    count_constructs(line + "\n", counts, only=(construct,))
+    assert counts[construct] == hits
+
+
+@pytest.mark.parametrize(("code", "lines"), [
+    # a name every assignment in its function makes a mask (kakaobrain/sparse-detr coco.py:97)
+    ("def f(boxes, classes):\n    keep = (boxes[:, 3] > boxes[:, 1])\n"
+     "    return boxes[keep], classes[keep]\n", [3, 3]),
+    # reassigned to something else (indices from nms) in the same function: no mask
+    ("def f(boxes, s):\n    keep = s > 0.5\n    keep = nms(boxes, s)\n    return boxes[keep]\n", []),
+    # the same name in another function says nothing here
+    ("def f(x):\n    keep = x > 0\n    return keep\n\ndef g(b, keep):\n    return b[keep]\n", []),
+    # a tuple index with a reduction to booleans (snap-stanford/GreaseLM modeling_greaselm.py:236)
+    ("def f(mask):\n    mask[mask.all(1), 0] = 0\n", [2]),
+    # a mask name that ends like a position but says bool (MCG-NJU/VideoMAE engine_for_pretraining.py:53)
+    ("def f(v, bool_masked_pos):\n    return v[bool_masked_pos]\n", [2]),
+    ("def f(m, mask_pos):\n    return m[mask_pos]\n", []),
+])
+def test_boolean_masks_held_in_names_and_tuples(code: str, lines: list[int]) -> None:
+    from gpu2tpu.corpus.patterns import bool_mask_lines
+
+    assert bool_mask_lines(code) == lines
