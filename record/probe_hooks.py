@@ -324,12 +324,13 @@ class _PostImport:
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return None
-        self.done = True
         exec_module, callback = spec.loader.exec_module, self.callback
 
         def exec_then_hook(module):
             exec_module(module)
-            callback()
+            if not self.done:  # done once the module is imported, not when it is only looked up
+                self.done = True
+                callback()
 
         spec.loader.exec_module = exec_then_hook
         return spec

@@ -73,3 +73,31 @@ def test_seeds_torch_sets_in_its_workers_name_torch_as_the_caller(tmp_path: Path
     assert len(workers) >= 2 * 2, trace.seeds  # each of the 2 workers: random and torch at least
     # the judge compares the project's seeds only
     assert seed_values(trace) == {"random.seed": [1], "numpy.random.seed": [2], "torch.manual_seed": [3]}
+
+
+# A library that asks whether torch_xla is installed (importlib.util.find_spec, as transformers
+# does) before anything imports it: torch_xla's import then replaces clip_grad_norm_, and the probe
+# must wrap it again. The lookup used to consume the probe's one post-import hook, so an honest
+# CPU run that imports transformers was graded `tampered` (CodeT5's noop baseline).
+LOOKED_UP_FIRST = """
+import importlib.util, torch
+assert importlib.util.find_spec("torch_xla") is not None
+import torch_xla  # noqa: F401
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    model(torch.ones(2, 4)).sum().backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+def test_a_module_looked_up_before_its_import_still_gets_the_hooks(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(LOOKED_UP_FIRST)
+    env = {**clean_env(), "PJRT_DEVICE": "CPU", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
+    res = run_probed(["train.py"], tmp_path, tmp_path / "out", env, 300)
+    assert res.exit_code == 0, (tmp_path / "out" / "stderr.log").read_text()
+    trace = Trace.load(tmp_path / "out" / "trace.jsonl")
+    assert trace.integrity == {"event": "integrity", "rebound": []}, trace.integrity
+    assert all(s.get("clip") for s in trace.applied), trace.applied  # every clip recorded
