@@ -293,7 +293,7 @@ def _wait_with_usage(proc: subprocess.Popen, timeout: float, observer: Observer 
         interval = min(0.25, interval * 2)
         if watch is not None and (what := watch()) is not None:
             raise _OverBudget(what)
-        tree = [proc.pid, *_descendants(proc.pid)]
+        tree = [proc.pid, *descendants(proc.pid)]
         if observer is not None:
             observer.sample(tree)
         for pid in tree:
@@ -331,7 +331,7 @@ def _signal_group(pid: int, sig: int) -> None:
         pass
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
     """Every process below `root` (read from /proc), deepest last."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
@@ -353,7 +353,7 @@ def _descendants(root: int) -> list[int]:
 def _stop(proc: subprocess.Popen, grace: float) -> int:
     """At the time limit: SIGTERM every process of the run (the probe writes its end record), then
     SIGKILL bwrap, whose PID namespace takes every remaining process with it."""
-    for pid in _descendants(proc.pid):
+    for pid in descendants(proc.pid):
         try:
             os.kill(pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
@@ -362,7 +362,7 @@ def _stop(proc: subprocess.Popen, grace: float) -> int:
         return proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         pass
-    for pid in [proc.pid, *_descendants(proc.pid)]:
+    for pid in [proc.pid, *descendants(proc.pid)]:
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
