@@ -16,7 +16,8 @@ from kernel_views import GOLD, HOST, view
 from gpu2tpu.judge.criteria import CriterionResult
 from gpu2tpu.judge.kernel_checks import check_kernel, profile
 from gpu2tpu.record import perf_samples
-from gpu2tpu.record.kernel_view import AccelChip, HostChip, KernelView, chip_interrupts
+from gpu2tpu.record.chip_view import AccelChip, HostChip, chip_interrupts
+from gpu2tpu.record.kernel_view import KernelView
 from gpu2tpu.record.targets import get_target
 from gpu2tpu.sandbox import descendants
 from gpu2tpu.sandbox.process import clean_env, run_process
