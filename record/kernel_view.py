@@ -29,7 +29,7 @@ from gpu2tpu.record.chip_view import AccelChip, ChipView, HostChip
 SCHEMA_VERSION = 1
 KERNEL_SPACE = 1 << 63  # instruction pointers at or above this are the kernel's
 # the code a CPU sample can land in, by kind (see _code_kind)
-KINDS = ("xla_runtime", "jit", "host_kernels", "python", "kernel", "other", "unknown")
+KINDS = ("xla_runtime", "jit", "host_kernels", "python", "kernel", "modified", "other", "unknown")
 DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/*")  # the accelerator nodes, matched by device number
 MAPS_EVERY = 4  # re-read a process's maps at least every this many samples (and on unknown ips)
 # The observer's own bounds (issue 39): a process's maps are read again no sooner than this many
@@ -38,6 +38,7 @@ MAPS_EVERY = 4  # re-read a process's maps at least every this many samples (and
 # process (a torch_xla process has about 110; the count seen is recorded), and a process that has
 # ended keeps its summary only, not its mappings.
 MAPS_DUTY = 20
+UNNAMED = ("jit", "modified", "other")  # code no trusted file's identity names
 MAX_EXEC_MAPS = 4096
 
 
@@ -64,6 +65,7 @@ class _Process:
     cpu_ticks: int = 0  # own user + system, every thread that ever ran (dead ones too)
     child_ticks: int = 0  # reaped children's user + system
     libraries: set[str] = field(default_factory=set)  # runtime libraries mapped (XLA, TPU)
+    modified: set[str] = field(default_factory=set)  # trusted code files it wrote into
     anon_exec: int = 0  # most anonymous executable mappings seen at once
     anon_exec_kb: int = 0
     devices: set[str] = field(default_factory=set)
@@ -200,10 +202,11 @@ class KernelView:
             return
         jit = [m for m in maps if m[2] == "jit"]
         proc.libraries |= {m[3] for m in maps if m[2] == "xla_runtime"}
+        proc.modified |= {m[3] for m in maps if m[2] == "modified"}
         proc.exec_maps = max(proc.exec_maps, len(maps))
         if len(maps) > MAX_EXEC_MAPS:  # the known code first, then the lowest addresses
-            known = [m for m in maps if m[2] not in ("jit", "other")]
-            maps = sorted(known[:MAX_EXEC_MAPS] + [m for m in maps if m[2] in ("jit", "other")]
+            known = [m for m in maps if m[2] not in UNNAMED]
+            maps = sorted(known[:MAX_EXEC_MAPS] + [m for m in maps if m[2] in UNNAMED]
                           [:max(0, MAX_EXEC_MAPS - len(known))])
         proc.maps, proc.starts = maps, [m[0] for m in maps]
         proc.anon_exec = max(proc.anon_exec, len(jit))
@@ -261,7 +264,7 @@ class KernelView:
                            "first_s": round(p.first_s, 2), "last_s": round(p.last_s, 2),
                            "cpu_s": round(p.cpu_ticks * tick, 3),
                            "runtime_libraries": sorted(p.libraries), "anon_exec_mappings": p.anon_exec,
-                           "exec_mappings": p.exec_maps,
+                           "exec_mappings": p.exec_maps, "modified_code": sorted(p.modified),
                            "anon_exec_kb": p.anon_exec_kb, "device_files": sorted(p.devices)}
                           for p in self.procs.values()],
             "threads": [{"tid": t.tid, "pid": t.pid, "comm": t.comm, "main": t.tid == t.pid,
