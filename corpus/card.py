@@ -287,7 +287,10 @@ Floors: {floors}. Buckets: {buckets}.
 {card_tables.formula_table()}
 
 The counts are static heuristics (regular expressions): they measure what the code mentions, not
-what one run executes; boolean-mask indexing in particular is approximated.
+what one run executes; boolean-mask indexing in particular is approximated. The problem
+statements' host syncs and data-dependent shapes are counted in the code the training entry
+reaches: the files it imports, less the functions, classes and imported `__main__` blocks that
+nothing reached names (by name, statically; code behind a run-time condition still counts).
 
 ## Distribution
 

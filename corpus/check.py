@@ -109,7 +109,7 @@ def _check_corrections(corrections: Any, scan: dict[str, Any], where: str, bad: 
 
 
 # what a README writes for the reader to fill in: no shell runs a command that still holds one
-PLACEHOLDER = re.compile(r"<[A-Za-z][\w \-]*>|\$\{?[A-Z][A-Z_]*\}?|\bYOUR_|PATH_TO|/path/to/"
+PLACEHOLDER = re.compile(r"<[A-Za-z][\w \-]*>|\$\{?[A-Z][A-Z_]*\}?|\bYOUR_|PATH_TO|(?<![\w.])path/to/"
                          r"|\[\w+(?:\|\w+)+\]")
 
 

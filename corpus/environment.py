@@ -37,7 +37,7 @@ from gpu2tpu.corpus.source import (
 )
 
 ENVIRONMENT = "environment"  # the record's field
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"  # 3: an install step keeps the `cd` before it; git submodule steps
 ENV_KEYS = ("extractor_version", "commit", "tree", "python", "torch", "cuda", "install", "flags")
 VERSION_KINDS = ("python", "torch", "cuda")
 ITEM_KEYS = {"python": ("version", "where", "code"), "torch": ("version", "where", "code"),
@@ -53,7 +53,7 @@ STACKS = {  # flag -> why it matters for a migration
     "mmcv-full": "mmcv-full (compiled CUDA ops)",
     "detectron2": "detectron2 (built from source with CUDA ops)",
 }
-MAX_ITEMS = 8
+MAX_ITEMS = 16
 CODE_MAX = 160
 _MAX_BYTES = 1_000_000
 
@@ -92,7 +92,10 @@ _CUDA = [re.compile(p, re.IGNORECASE) for p in (
 )]
 _INSTALL = re.compile(r"^(?:sudo\s+)?(?:pip3?\s+install|python3?\s+-m\s+pip\s+install|conda\s+"
                       r"(?:install|create|env\s+create)|mamba\s+(?:install|create)|mim\s+install"
-                      r"|python3?\s+setup\.py\s+(?:install|develop|build_ext|build))\b")
+                      r"|python3?\s+setup\.py\s+(?:install|develop|build_ext|build)"
+                      r"|git\s+submodule\s+update)\b")
+_FENCE = re.compile(r"^\s*```[\w+\-]*\s*$")  # a fenced block opens or closes (not ```cmd```)
+_CD = re.compile(r"^cd\s+([\w\-./]+)\s*$")
 _INLINE_CODE = re.compile(r"(?<!`)`([^`]+)`(?!`)")
 _SHELL_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
@@ -132,16 +135,25 @@ def _is_comment(kind: str, line: str) -> bool:
     return kind != "doc" and s.startswith("#")
 
 
-def _line_items(kind: str, path: str, text: str) -> Iterator[tuple[str, str, int, str]]:
+def _line_items(kind: str, path: str, text: str, roots: frozenset[str] = frozenset()
+                ) -> Iterator[tuple[str, str, int, str]]:
     """(field, value, line number, line) for each statement in one dependency or doc file."""
     name = PurePosixPath(path).name.lower()
     docker = kind == "dep" and ("dockerfile" in name)
     pydep = name in ("setup.py", "setup.cfg", "pyproject.toml")
+    cwd: list[str] = []  # a doc's fenced block: the folders its `cd` lines entered
+    in_block = False
     for n, line in enumerate(text.splitlines(), start=1):
+        if kind == "doc" and _FENCE.match(line):
+            cwd, in_block = [], not in_block
+            continue
         if _is_comment(kind, line) or len(line) > 2000:
             continue
         yield from ((f, v, n, line) for f, v in _versions(kind, docker, pydep, line))
-        yield from ((f, v, n, line) for f, v in _commands_and_flags(kind, docker, line))
+        if in_block and line.lstrip()[:1] == "#":
+            continue  # in a doc's code block, `# pip install ...` is a comment, not a step
+        yield from ((f, v, n, line)
+                    for f, v in _commands_and_flags(kind, docker, line, cwd, roots))
 
 
 def _denied(kind: str, line: str, m: re.Match[str]) -> bool:
@@ -186,12 +198,27 @@ def _version_matches(kind: str, docker: bool, pydep: bool,
             break
 
 
-def _commands_and_flags(kind: str, docker: bool, line: str) -> Iterator[tuple[str, str]]:
-    cmd = _PROMPT.sub("", line.strip().strip("`").strip()).split("&&")[0].strip(" \\")
-    cmd = _SHELL_COMMENT.sub("", cmd)  # "pip install -e .  # dev install": the command only
-    if (kind == "doc" or docker) and _INSTALL.match(cmd):
-        yield "install", _clip(cmd)
-    elif kind == "doc":  # "run `conda env create -f environment.yml` and ...": inline code
+def _commands_and_flags(kind: str, docker: bool, line: str, cwd: list[str],
+                        roots: frozenset[str] = frozenset()) -> Iterator[tuple[str, str]]:
+    """Install steps (with the `cd` before them, in the line or, in a doc, in its block) and stack
+    flags of one line. `cwd`: the doc block's folder, which a line that is only a `cd` moves;
+    `roots`: names of the clone itself (`git clone ... && cd <repo>` stays at the root)."""
+    steps = [_SHELL_COMMENT.sub("", part.strip(" \\"))  # "pip install .  # dev": the command only
+             for part in _PROMPT.sub("", line.strip().strip("`").strip()).split("&&")]
+    cmd, here, installs = steps[0], list(cwd), 0
+    for i, step in enumerate(steps):
+        if m := _CD.match(step):
+            here = _moved(here, m[1], roots)
+        elif (kind == "doc" or docker) and _INSTALL.match(step):
+            installs += 1
+            cloned = [s for s in steps[:i] if s.startswith("git clone")]
+            if cloned:  # `git clone X D && cd D && pip install .`: the chain is the step
+                yield "install", _clip(" && ".join(steps[steps.index(cloned[0]):i + 1]))
+            else:
+                yield "install", _clip(f"cd {'/'.join(here)} && {step}" if here else step)
+    if kind == "doc" and len(steps) == 1 and _CD.match(cmd):
+        cwd[:] = here
+    if not installs and kind == "doc":  # "run `conda env create -f env.yml` and ...": inline code
         for span in _INLINE_CODE.findall(line):
             if _INSTALL.match(inline := _SHELL_COMMENT.sub("", _PROMPT.sub("", span.strip()))):
                 yield "install", _clip(inline)
@@ -201,6 +228,17 @@ def _commands_and_flags(kind: str, docker: bool, line: str) -> Iterator[tuple[st
             yield "flags", stack
     if _TF1.search(line):
         yield "flags", "tensorflow1"
+
+
+def _moved(here: list[str], target: str, roots: frozenset[str]) -> list[str]:
+    """The folder after `cd target` from `here` (relative parts; [] is the repository root)."""
+    out = [""] if target.startswith("/") else list(here)  # "" first: an absolute path
+    for part in target.strip("/").split("/"):
+        if part == "..":
+            out = out[:-1]
+        elif part not in ("", ".") and not (not out and part.lower() in roots):
+            out.append(part)
+    return out
 
 
 def _split_spec(spec: str) -> tuple[str, str]:
@@ -217,7 +255,8 @@ def _is_torch0(ver: str) -> bool:
     return bool(re.match(r"^(==|=|<=|~=|\^)?0\.", ver)) or ver in ("<1.0", "<1", "<1.0.0")
 
 
-def extract(source: RepoSource, commit: str, tree: str) -> dict[str, Any]:
+def extract(source: RepoSource, commit: str, tree: str, repo: str | None = None
+            ) -> dict[str, Any]:
     """The environment dict (ENV_KEYS) the tree's own files state; see the module docstring."""
     entries = [e for e in source.entries() if 0 <= e.size <= _MAX_BYTES]
     kinds = {e.path: ("dep" if _DEP.search(e.path) and e.path.count("/") <= 2 else
@@ -227,6 +266,7 @@ def extract(source: RepoSource, commit: str, tree: str) -> dict[str, Any]:
     rank = {"dep": 0, "doc": 1, "py": 2}
     chosen = sorted((e for e in entries if kinds[e.path]),
                     key=lambda e: (rank[kinds[e.path]], e.path.count("/"), e.path))
+    roots = frozenset({repo.rsplit("/", 1)[-1].lower()} if repo else ())  # `cd <clone>`
     found: dict[str, list[dict[str, str]]] = {k: [] for k in ITEM_KEYS}
     seen: dict[str, set[str]] = {k: set() for k in ITEM_KEYS}
 
@@ -252,7 +292,7 @@ def extract(source: RepoSource, commit: str, tree: str) -> dict[str, Any]:
                             plain_tf or not m[0].startswith("tf.")):
                         add("flags", stack, f"{entry.path}:{n}", line)
             continue
-        for field, value, n, line in _line_items(kind, entry.path, text):
+        for field, value, n, line in _line_items(kind, entry.path, text, roots):
             where = f"{entry.path}:{n}"
             add(field, value, where, line)
             if field == "python" and _is_python2(value):

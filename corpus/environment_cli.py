@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from gpu2tpu.corpus import install_scope
 from gpu2tpu.corpus.environment import ENVIRONMENT, extract, open_tree, summary
 from gpu2tpu.corpus.records import PROJECTS_DIR, load_record, load_records, write_environment
 from gpu2tpu.corpus.source import SourceError, open_source
@@ -97,7 +98,14 @@ def fill_record(path: Path, sources: Path | None, mirror_root: Path | None) -> s
         return f"{repo}: no tree"
     source, tree = found
     try:
-        env = extract(source, commit, tree)
+        env = extract(source, commit, tree, repo)
+        scan = rec.data.get("scan") if isinstance(rec.data.get("scan"), dict) else {}
+        roots = ((scan.get("cuda_only") or {}).get("training_roots") or [])
+        if roots and env["install"]:  # drop what only another part of the repository imports
+            py = [e for e in source.entries() if e.path.endswith(".py") and 0 <= e.size <= 2_000_000]
+            texts = {e.path: d.decode("utf-8", "replace") for e, d in source.read_many(py) if d}
+            drop = set(install_scope.foreign_steps(env["install"], texts, roots))
+            env["install"] = [s for i, s in enumerate(env["install"]) if i not in drop]
     finally:
         source.close()
     write_environment(path, env)

@@ -251,6 +251,9 @@ def _site_name(mod: str, ext_modules: set[str]) -> str | None:
     return None
 
 
+_LISTS_FOLDER = re.compile(r"\b(glob|listdir|iterdir|scandir|iter_modules|walk_packages)\b")
+
+
 class Resolver:
     """Maps dotted module names to repository files (over-approximating ambiguous names)."""
 
@@ -313,6 +316,7 @@ def analyse_paths(py_texts: dict[str, str], declared: Iterable[str], roots: list
         parsed = _parse(path, text, ext_modules, path in roots)
         if parsed is not None:
             files[path] = parsed
+    _add_folder_imports(files, py_texts)
     parent, reachable = _closures(files, roots, list(config_modules))
     # setup.py folder -> it builds its extensions without CUDA too (CppExtension fallback)
     cpu_builds = {str(PurePosixPath(p).parent): patterns.builds_without_cuda(t)
@@ -377,6 +381,20 @@ def _closures(files: dict[str, _File], roots: list[str], config_modules: list[st
                     if p in files:
                         todo.append((p, hard and imp.context == "module", path))
     return parent, reachable
+
+
+def _add_folder_imports(files: dict[str, _File], py_texts: dict[str, str]) -> None:
+    """A package whose __init__.py imports its folder's modules by listing it (glob or listdir
+    of its __file__'s folder, then import_module or a computed __all__) imports every module there."""
+    for f in files.values():
+        text = py_texts.get(f.path, "")
+        if not (f.path.endswith("__init__.py") and "__file__" in text and _LISTS_FOLDER.search(text)):
+            continue
+        folder = str(PurePosixPath(f.path).parent)
+        names = tuple(sorted(PurePosixPath(p).stem for p in files
+                             if str(PurePosixPath(p).parent) == folder and p != f.path))
+        if names:
+            f.imports.append(_Import(f.module, names, 1, "module"))
 
 
 def _trim(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,14 +1,17 @@
 """What the scanner looks for: GPU constructs, XLA hazards, CUDA-only packages, frameworks,
 licences.
 
-Every pattern is a regular expression over Python source with comment lines removed. They are
-static heuristics: they count what the code says, not what a run would execute.
+Every pattern is a regular expression over Python source with its comments removed
+(`without_comments`: whole-line and trailing ones). They are static heuristics: they count what
+the code says, not what a run would execute.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 
 # name -> regex. Counts are occurrences summed over all Python files.
 CONSTRUCTS: dict[str, str] = {
@@ -75,6 +78,24 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     "masked_select": ("masked_select",),
 }
 assert NEEDLES.keys() == CONSTRUCTS.keys()
+
+
+_COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
+
+
+def without_comments(code: str) -> str:
+    """The source with every comment blanked, trailing ones included (`x.cpu()  # y.numpy()`
+    counts one construct); line numbers are kept. Source the tokenizer rejects (Python 2) loses
+    its whole-line comments only."""
+    lines = code.split("\n")
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type == tokenize.COMMENT:
+                row, col = tok.start
+                lines[row - 1] = lines[row - 1][:col]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return _COMMENT_LINE.sub("", code)
+    return "\n".join(lines)
 
 
 def count_constructs(code: str, counts: dict[str, int],

@@ -11,8 +11,8 @@ sentence taken from one record field, which its `source` names:
   at F:L     after it, for an item with a `where`: the file:line the item states
 
 `resolve(record, source)` returns the value a source names and checks its file:line. Host syncs
-and data-dependent shapes are counted on the training path (`scan.training_path_counts`: files
-the training entry may load), the other constructs in the whole repository (`scan.counts`); each
+and data-dependent shapes are counted on the training path (`scan.training_path_counts`: the
+code the training entry reaches, reach.py), the other constructs in the whole repository (`scan.counts`); each
 sentence starts with which. The goal metric is the reported result the record says its command
 produces (`curated.command_result`, corpus/results.py), never merely the first row; where the
 repository reports none for the command, or which one is not established, the text says so.
@@ -80,8 +80,11 @@ HAZARDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "custom kernels built for CUDA: XLA runs a PyTorch path instead, the repository's "
      "own fallback where it has one"),
 )
-WHERE_COUNTED = {TRAINING_PATH: "In the files the training entry imports",
+WHERE_COUNTED = {TRAINING_PATH: "In the code the training entry can reach",
                  REPOSITORY: "Repository"}
+# said once, with the first training-path count: what that code is (corpus/reach.py)
+REACH_MEANS = ("uncalled functions left out; code behind options the command leaves off may "
+               "still count")
 # hard names that are not CUDA packages themselves (a second read added each to a record)
 NAMED_DEPENDENCIES = {"horovod": "a distribution layer with no XLA backend",
                       "nvidia-smi": "NVIDIA's command-line tool, run by the configuration"}
@@ -193,13 +196,17 @@ def _goal(cur: dict[str, Any]) -> list[Sentence]:
 
 def _hazards(scan: dict[str, Any]) -> list[Sentence]:
     out: list[Sentence] = []
+    said_reach = False
     for field, keys, means in HAZARDS:
         counts = _get(scan, field.removeprefix("scan."))
         found = [k for k in keys if isinstance(counts.get(k), int) and counts[k] > 0]
         if found:
             sites = ", ".join(f"{LABELS[k]} {counts[k]}" for k in found)
             named = found[0] if len(found) == 1 else f"{{{','.join(found)}}}"
-            out.append((f"{WHERE_COUNTED[field]}: {sites} ({means}).", f"{field}.{named}"))
+            where = WHERE_COUNTED[field]
+            if field == TRAINING_PATH and not said_reach:
+                where, said_reach = f"{where} ({REACH_MEANS})", True
+            out.append((f"{where}: {sites} ({means}).", f"{field}.{named}"))
         elif keys == PRECISION and all(k in counts for k in keys):
             out.append(("Repository: no autocast, GradScaler, float16 cast or apex (keep the "
                         "precision).", f"{field}.{{{','.join(keys)}}}"))

@@ -11,13 +11,15 @@ from gpu2tpu.corpus import (
     gpu_deps,
     model_size,
     patterns,
+    reach,
     records,
     runnability,
     train_roots,
 )
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.3"  # 2.3: runnability.model read from the repository (model_size.py)
+SCANNER_VERSION = "2.4"  # 2.4: training_path_counts over reached functions (reach.py), trailing
+# comments never counted, packages that import their folder by glob load every module in it
 
 PY_SUFFIXES = (".py",)
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -44,7 +46,6 @@ _PIN = re.compile(r"^\s*([A-Za-z0-9][\w\.\-]*)(?:\[[^\]]*\])?\s*={2,3}\s*([\w\.\
 _CONDA_PIN = re.compile(r"^\s*-\s*([A-Za-z0-9][\w\.\-]*)\s*={1,2}\s*([\w\.\+\-\*]+)")
 _QUOTED_PIN = re.compile(r"""['"]([A-Za-z0-9][\w\.\-]*)(?:\[[^\]]*\])?\s*==\s*([\w\.\+\-]+)['"]""")
 _REQ_NAME = re.compile(r"^\s*-?\s*([A-Za-z0-9][\w\.\-]*)")
-_COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
 _SKIP_DIRS = {"test", "tests", "unittest", "unittests", "docs", "doc", "config", "configs"}
 TRAINING_PATH_KEYS = ("nonzero", "bool_mask_index", "unique", "masked_select", "item",
                       "host_transfer")
@@ -135,7 +136,6 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
     declared: set[str] = set()
     all_declared: set[str] = set()
     all_imported: set[str] = set()
-    hazards: dict[str, dict[str, int]] = {}  # per file: XLA hazards, summed later on the path
     py_texts: dict[str, str] = {}
     shell_texts: dict[str, str] = {}
     train: list[str] = []
@@ -187,10 +187,8 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
             continue
         py_texts[path] = text
         size["python_lines"] += text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-        code = _COMMENT_LINE.sub("", text)
+        code = patterns.without_comments(text)
         patterns.count_constructs(code, counts)
-        hazards[path] = dict.fromkeys(TRAINING_PATH_KEYS, 0)
-        patterns.count_constructs(code, hazards[path], TRAINING_PATH_KEYS)
         mods = patterns.imported_modules(code)
         all_imported.update(m.split(".")[0] for m in mods)
         for fw in patterns.frameworks_of(mods):
@@ -204,7 +202,8 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
 
     deps |= declared
     by_suffix = gpu_deps.Resolver(py_texts).by_suffix
-    found = train_roots.training_roots(train_command, set(py_texts), shell_texts, by_suffix)
+    found = train_roots.training_roots(train_command, set(py_texts), shell_texts, by_suffix,
+                                       py_texts)
     roots = found.scripts
     # a config value that names a module file (`arch: arch_2dpass`): code may import it by name
     for word in found.config_words:
@@ -216,8 +215,9 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
     # audited corrections (curated.site_corrections) survive every rescan
     evidence = records.apply_site_corrections(
         evidence, (curated or {}).get(records.SITE_CORRECTIONS), repo, {**py_texts, **shell_texts})
-    path_counts = {k: sum(hazards[f][k] for f in on_path if f in hazards)
-                   for k in TRAINING_PATH_KEYS}
+    command = train_command or (curated or {}).get("train_command")
+    words = _outside_words(command_words(command), found, shell_texts)
+    path_counts, reach_facts = _path_counts(py_texts, on_path, roots or _rank(train), words)
     scan: dict[str, Any] = {
         "scanner_version": SCANNER_VERSION,
         "repo": repo,
@@ -235,18 +235,47 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
                       "hard": gpu_deps.hard_names(evidence), "evidence": evidence},
         "entry_points": {"train": _rank(train), "eval": _rank(evals)},
         "counts": counts,
-        "training_path_counts": path_counts,  # hazards in files the training entry may load
+        "training_path_counts": path_counts,  # hazards in the code the training entry reaches
+        "training_path_reach": reach_facts,
         "missing_blobs": len(absent),  # files absent from the snapshot (>= 4 MiB in fetch's)
         "missing_scanned_blobs": unread,  # of which Python/dependency/licence files
     }
     scan.update(difficulty.derive(scan))
-    command = train_command or (curated or {}).get("train_command")
     from_repo = model_size.read_model_size(
         _model_texts(source, entries, {**shell_texts, **py_texts}), command,
         on_path | set(roots), found.config_files)
     scan["runnability"] = runnability.assess(curated or {}, scan, sorted(all_declared),
                                              sorted(all_imported), from_repo)
     return scan
+
+
+def command_words(command: str | None) -> list[str]:
+    """The identifiers a training command names (an --arch value may pick a function)."""
+    return re.findall(r"[A-Za-z_]\w*", command or "")
+
+
+def _outside_words(words: list[str], found: train_roots.Roots, shell_texts: dict[str, str]
+                   ) -> list[str]:
+    """Names the command and its configuration may choose code by; without configuration
+    files of the command, every YAML file's words (over-approximate: a default config)."""
+    out = words + found.config_words + [w for m in found.config_modules for w in m.split(".")]
+    configs = found.config_files or [p for p in shell_texts if p.endswith((".yaml", ".yml"))]
+    for path in configs:
+        out += re.findall(r"[A-Za-z_]\w*", shell_texts.get(path, ""))
+    return out
+
+
+def _path_counts(py_texts: dict[str, str], on_path: set[str], roots: list[str],
+                 words: list[str]) -> tuple[dict[str, int], dict[str, Any]]:
+    """Hazard counts over the code the training entry reaches (reach.py), and how it was cut."""
+    texts = {f: py_texts[f] for f in sorted(on_path) if f in py_texts}
+    found = reach.reached_texts(texts, roots or texts, words)  # no entry known: each file is one
+    counts = dict.fromkeys(TRAINING_PATH_KEYS, 0)
+    for text in found.texts.values():
+        patterns.count_constructs(patterns.without_comments(text), counts, TRAINING_PATH_KEYS)
+    facts = {"files": len(found.texts), "definitions": found.definitions,
+             "reached": found.reached, "unparsed": found.unparsed[:MAX_LISTED]}
+    return counts, facts
 
 
 def _model_texts(source: RepoSource, entries: list[Entry], texts: dict[str, str]

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 _SKIP_MODULES = ("torch.distributed.launch", "torch.distributed.run")
-_YAML_PATH = re.compile(r"[\w\-\./]+\.ya?ml\b")
+_YAML_PATH = re.compile(r"[\w\-\./+]+\.ya?ml\b")
 _DOTTED_VALUE = re.compile(r"[:=\s'\"]([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,})\b")
 _BARE_VALUE = re.compile(r"^\s*[\w\-]+\s*:\s*['\"]?([A-Za-z_]\w{2,})['\"]?\s*$", re.MULTILINE)
 _HYDRA_OVERRIDE = re.compile(r"^\+?([\w/]+)=([\w\-/\.]+)$")
 MAX_CONFIG_FILES = 40
+_HYDRA_MAIN = re.compile(r"@hydra\.main\(([^)]*)\)")
+_HYDRA_ARG = re.compile(r"""(config_path|config_name)\s*=\s*['"]([^'"]*)['"]""")
 
 
 @dataclass
@@ -56,17 +58,41 @@ def _find(name: str, cwd: PurePosixPath, paths: set[str], base: PurePosixPath | 
 
 
 def training_roots(command: str | None, py_paths: set[str], texts: dict[str, str],
-                   module_files: dict[str, list[str]]) -> Roots:
+                   module_files: dict[str, list[str]],
+                   py_texts: dict[str, str] | None = None) -> Roots:
     """Resolve a training command against the repository.
 
     `texts`: path -> text of shell and YAML files; `module_files`: dotted module suffix -> files
-    (as `gpu_deps.Resolver.by_suffix`).
+    (as `gpu_deps.Resolver.by_suffix`); `py_texts`: the Python sources, where a script's
+    `@hydra.main(config_path=..., config_name=...)` names the configuration it always loads.
     """
     out = Roots()
     if not command:
         return out
     _walk(command, PurePosixPath("."), None, py_paths, texts, module_files, out, depth=0)
+    for script in out.scripts:
+        for found in _hydra_configs(script, (py_texts or {}).get(script, ""), texts):
+            _add(out.config_files, found)
     _read_configs(out, texts)
+    return out
+
+
+def _hydra_configs(script: str, code: str, texts: dict[str, str]) -> list[str]:
+    """The configuration files a script's `@hydra.main` loads: config_path (a file, or a folder
+    with config_name in it, `config` by default), relative to the script."""
+    out = []
+    here = PurePosixPath(script).parent
+    for m in _HYDRA_MAIN.finditer(code):
+        args = dict(_HYDRA_ARG.findall(m.group(1)))
+        path, name = args.get("config_path", ""), args.get("config_name", "")
+        if not path and not name:
+            continue
+        if not name and path.endswith((".yaml", ".yml")):
+            cands = [norm(here / path)]
+        else:
+            stem = name if name.endswith((".yaml", ".yml")) else f"{name or 'config'}.yaml"
+            cands = [norm(here / path / stem)]
+        out += [c for c in cands if c in texts]
     return out
 
 

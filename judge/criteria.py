@@ -21,6 +21,7 @@ from gpu2tpu.judge.invariants import (
 )
 from gpu2tpu.judge.kernel_checks import IN_PROCESS, check_kernel
 from gpu2tpu.judge.scan_checks import check_scan
+from gpu2tpu.judge.stops import stopped_at
 from gpu2tpu.judge.timing import check_times
 from gpu2tpu.judge.training_config import check_config, check_workload
 from gpu2tpu.record.first_batch import gold_first_batch_deviation
@@ -80,23 +81,6 @@ def _finite(x: float) -> float | None:
     return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
-def stopped_at(res: CriterionResult, spec: RunSpec, proc: dict[str, Any], gold_wall: float) -> None:
-    """A run stopped at its time limit, named by where the limit came from, as its process.json
-    recorded it (runs recorded before it kept one: recomputed from the task and the gold)."""
-    limit = proc.get("time_limit")
-    if not isinstance(limit, dict) or not isinstance(limit.get("time_s"), (int, float)):
-        own = spec.time_limit(gold_wall)
-        limit = {"time_s": own, "from": "gold" if own < spec.timeout_s else "task"}
-    seconds, source = float(limit["time_s"]), limit.get("from")
-    if source == "gold" and gold_wall > 0:  # the limit came from the gold's wall time: slow, not hung
-        wall = float(proc.get("wall_s") or seconds)
-        res.check(False, f"stopped at the {seconds:.0f} s time limit, {wall / gold_wall:.1f}x the gold's "
-                  f"wall time {gold_wall:.1f} s (budget {spec.performance.step_time_budget}x)", "slow")
-    else:
-        cap = "the caller's --timeout" if source == "--timeout" else "the task's cap"
-        res.check(False, f"killed after the {seconds:.0f} s time limit ({cap})", "timeout")
-
-
 def runs(i: Inputs) -> CriterionResult:
     spec, cand = i.spec, i.cand
     res = CriterionResult("runs")
@@ -108,7 +92,7 @@ def runs(i: Inputs) -> CriterionResult:
     # views (kernel.json, listed for this run or its gold) kept scans before them: one is expected
     check_scan(res, cand.scan, expected=cand.kernel is not None or i.gold.kernel is not None)
     if proc.get("timed_out"):
-        stopped_at(res, spec, proc, float(i.gold.process.get("wall_s") or 0.0))
+        stopped_at(res, spec, proc, i.gold, cand.trace)
         return res
     over = proc.get("over_budget")
     if over:  # the sandbox stopped it: the budget, not the last line of a killed process, says why

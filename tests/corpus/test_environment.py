@@ -26,11 +26,11 @@ from gpu2tpu.tasks.sources import sources_dir
 COMMIT = "0" * 40
 
 
-def _env(tmp_path: Path, files: dict[str, str]) -> dict:
+def _env(tmp_path: Path, files: dict[str, str], repo: str | None = None) -> dict:
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text, encoding="utf-8")
-    return extract(DirSource(tmp_path), COMMIT, "snapshot")
+    return extract(DirSource(tmp_path), COMMIT, "snapshot", repo)
 
 
 def _only(items: list[dict]) -> list[tuple[str, str]]:
@@ -354,3 +354,46 @@ def test_command_fills_record_deterministically(pinned: tuple[Path, Path, str],
 def _without_environment(record: Path) -> str:
     text = record.read_text()
     return text[:text.index("\nenvironment:\n") + 1] + text[text.index("\nscan:\n") + 1:]
+
+
+def test_an_install_step_keeps_the_cd_before_it(tmp_path: Path) -> None:
+    """Issue 43: an install line inside a sub-folder lost its `cd` (hyena-dna's flash-attention
+    install read as the root's), and `git submodule update` steps were missed."""
+    readme = "\n".join([
+        "```bash",
+        "git clone https://github.com/org/proj.git",
+        "cd proj",                                        # the clone itself: still the root
+        "pip install -r requirements.txt",
+        "git submodule update --init",
+        "cd flash-attention",
+        "pip install -e . --no-build-isolation",
+        "```",
+        "```",
+        "pip install -e .",                               # a new block starts at the root again
+        "cd csrc/ln && pip install .  # optional",        # a cd in the line itself
+        "```",
+        "```python setup.py install```",                  # one-line code, not a fence
+    ]) + "\n"
+    env = _env(tmp_path, {"README.md": readme}, "org/proj")
+    assert [i["command"] for i in env["install"]] == [
+        "pip install -r requirements.txt", "git submodule update --init",
+        "cd flash-attention && pip install -e . --no-build-isolation", "pip install -e .",
+        "cd csrc/ln && pip install .", "python setup.py install"]
+
+
+
+def test_a_commented_line_in_a_code_block_is_no_install(tmp_path: Path) -> None:
+    # haotian-liu/LLaVA README.md:103-105: a troubleshooting hint, commented out
+    readme = "```Shell\npip install -e .\n# please try the command below (without #)\n" \
+             "# pip install flash-attn --no-build-isolation --no-cache-dir\n```\n"
+    assert [i["command"] for i in _env(tmp_path, {"README.md": readme})["install"]] == \
+        ["pip install -e ."]
+
+
+def test_a_clone_then_install_chain_is_one_step(tmp_path: Path) -> None:
+    # oxwhirl/pymarl docker/Dockerfile:39: the clone, the cd (absolute) and the install
+    docker = "FROM ubuntu\nRUN git clone https://github.com/idsia/sacred.git /install/sacred && " \
+             "cd /install/sacred && python3 setup.py install\nRUN cd /opt && pip install x\n"
+    assert [i["command"] for i in _env(tmp_path, {"Dockerfile": docker})["install"]] == [
+        "git clone https://github.com/idsia/sacred.git /install/sacred && cd /install/sacred && "
+        "python3 setup.py install", "cd /opt && pip install x"]

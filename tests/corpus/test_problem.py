@@ -92,8 +92,9 @@ def test_pygcn_command_hazards_and_stated_environment() -> None:
     assert by["curated.reported_results"] == "No README-reported goal metric is recorded."
     # pygcn/train.py at 1600b5b: seven `.item()` reads, a host sync each on XLA
     assert by["scan.training_path_counts.item"] == (
-        "In the files the training entry imports: `.item()` 7 (a host sync per call on XLA, "
-        "where the run reaches it).")
+        "In the code the training entry can reach (uncalled functions left out; code behind "
+        "options the command leaves off may still count): `.item()` 7 (a host sync per call on "
+        "XLA, where the run reaches it).")
     assert by["scan.counts.{cuda_call,torch_cuda}"].startswith("Repository: `.cuda()` 7, ")
     assert by["environment.torch[0] at README.md:22"] == "Stated torch: 0.4 (README.md:22)."
     assert by["scan.cuda_only.hard"] == "No hard CUDA-only dependency is on the training path."
@@ -139,7 +140,7 @@ def test_every_record_lists_its_training_path_hazards() -> None:
             assert bool(named) == (n > 0), (rec["id"], key, n)
         if rec["scan"]["cuda_only"]["hard"]:
             assert any(s.startswith("scan.cuda_only.evidence[") for s in sources), rec["id"]
-        assert 80 <= len(st["text"].split()) <= 300, rec["id"]
+        assert 80 <= len(st["text"].split()) <= 320, rec["id"]  # one screen
 
 
 def test_same_record_same_bytes_whatever_the_key_order() -> None:
