@@ -28,6 +28,7 @@ from gpu2tpu.record.execution import (
 from gpu2tpu.record.report import ReportError, read_json
 from gpu2tpu.record.sealed import is_sealed, seal
 from gpu2tpu.record.targets import Target
+from gpu2tpu.sandbox import run_threads
 from gpu2tpu.tasks.spec import RunSpec, task_tree_hash
 
 Progress = Callable[[str], None]
@@ -42,10 +43,11 @@ def reference_inputs_hash(task_dir: Path) -> str:
 
 def reference_key_parts(spec: RunSpec, target: Target, device: str | None = None) -> dict[str, str | None]:
     """The facts a reference bundle is built from and keyed by (recorded in its `complete` file):
-    the task's inputs, the recorder hash, the target and this node's runtime, and the device the
-    original code ran on (`device`, default this node's: `cuda` where it has one, else `cpu`)."""
+    the task's inputs, the recorder hash, the target and this node's runtime, the runs' thread
+    count, and the device the original code ran on (`device`, default this node's: `cuda` where
+    it has one, else `cpu`)."""
     return {"task": reference_inputs_hash(spec.task_dir), "target": target.name, "harness": __version__,
-            "recorder": rooms.recorder_hash(),
+            "recorder": rooms.recorder_hash(), "threads": str(run_threads()),
             "python": sys.version.split()[0], "reference_device": device or reference_device(),
             **runtime_versions()}
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu2tpu.errors import UserError
 from gpu2tpu.harness.predictions import PredictionError, read_predictions
 from gpu2tpu.judge import criteria
 from gpu2tpu.record.runner import run_probed
@@ -391,6 +392,31 @@ def test_untrusted_processes_run_with_passive_openmp_waits(tmp_path: Path) -> No
         del os.environ["OMP_WAIT_POLICY"]
     assert res.exit_code == 0
     assert "policy PASSIVE" in (tmp_path / "out" / "stdout.log").read_text()
+
+
+def test_the_runs_thread_count_is_the_harnesss_not_the_callers(tmp_path: Path, monkeypatch) -> None:
+    """Issue 41: OMP_NUM_THREADS inside the sandbox is set by the harness (GPU2TPU_THREADS, else
+    every usable CPU), never passed from the caller, and a reference bundle's key names it."""
+    from gpu2tpu.harness.references import reference_key_parts
+    from gpu2tpu.record.targets import TARGETS
+    from gpu2tpu.sandbox import run_threads
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "show.py").write_text("import os\nprint('threads', os.environ.get('OMP_NUM_THREADS'),"
+                                      " os.environ.get('MKL_NUM_THREADS'))\n")
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.delenv("GPU2TPU_THREADS", raising=False)
+    usable = run_threads()
+    res = run_process([sys.executable, "show.py"], tmp_path, tmp_path / "out", clean_env(), 60)
+    assert res.exit_code == 0
+    assert f"threads {usable} {usable}" in (tmp_path / "out" / "stdout.log").read_text()
+    spec, target = find_task("charlm"), TARGETS["xla-cpu"]
+    before = reference_key_parts(spec, target)
+    monkeypatch.setenv("GPU2TPU_THREADS", "3")
+    assert reference_key_parts(spec, target)["threads"] == "3" != before["threads"] or usable == 3
+    monkeypatch.setenv("GPU2TPU_THREADS", "many")
+    with pytest.raises(UserError, match="GPU2TPU_THREADS='many': give a whole number"):
+        run_threads()
 
 
 def _with_compiles(record: RunRecord, per_step: list[int], final: int) -> RunRecord:
