@@ -17,6 +17,7 @@ from typing import Any
 
 from gpu2tpu import __version__, rooms
 from gpu2tpu.cache import cache_root
+from gpu2tpu.errors import UserError
 from gpu2tpu.record.execution import (
     COMPLETE,
     MANIFEST,
@@ -119,12 +120,19 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
 
 def copy_references(cached: Path, dest: Path) -> dict[str, str]:
     """Copy a verified bundle into a run directory and verify the copy; returns its file hashes
-    (recorded before any candidate runs). ValueError when the copy does not match."""
+    (recorded before any candidate runs). ValueError when the copy does not match; UserError when
+    the run directory already holds another sound bundle of the same key (built before the cache
+    was cleared): its reports were graded against that one, so the run needs a new run id."""
     if not (dest / COMPLETE).exists():
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(cached, dest)
-    hashes = verify_manifest(dest)
-    if hashes is None or hashes != verify_manifest(cached):
+    hashes, cached_hashes = verify_manifest(dest), verify_manifest(cached)
+    if hashes is not None and cached_hashes is not None and hashes != cached_hashes:
+        run_dir = dest.parent.parent
+        raise UserError(f"{run_dir} already holds references {dest.name} built by an earlier run, "
+                        f"not the ones now in the cache ({cached}), and its reports were graded "
+                        f"against those: give a new --run-id (or delete {run_dir}) and run again")
+    if hashes is None or hashes != cached_hashes:
         raise ValueError(f"references in {dest} differ from the verified cache {cached}: delete "
                          f"{dest} and evaluate again")
     return hashes

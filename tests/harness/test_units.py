@@ -252,6 +252,26 @@ def test_goal_tolerance_follows_reference_magnitude() -> None:
     assert criteria.goal(_inputs(spec, refs, close)).passed
 
 
+def test_one_seed_that_trained_badly_does_not_widen_the_goal_tolerance() -> None:
+    """Issue 41: seeds at 0.465, 0.471 and 0.335 made the allowed regression 0.188 (3x their
+    spread), and a migration that changed its loss weighting (goal 0.39) passed inside it. With
+    three or more seeds the one farthest from the candidate's own seed is left out of the spread."""
+    spec = find_task("cifar_amp")
+    refs = [_record([1.0]) for _ in range(3)]
+    for r, v in zip(refs, (0.465, 0.471, 0.335)):
+        r.goal["value"] = v
+    changed = _record([1.0])
+    changed.goal["value"] = 0.39
+    res = criteria.goal(_inputs(spec, refs, changed))
+    assert not res.passed and "without 0.335" in res.evidence[0]["text"]
+    assert res.evidence[0]["signal"] == "goal_regression"
+    near = _record([1.0])
+    near.goal["value"] = 0.46
+    assert criteria.goal(_inputs(spec, refs, near)).passed
+    # two seeds cannot say which is the outlier: both make the spread
+    assert criteria.seeds_near([0.465, 0.335]) == ([0.465, 0.335], None)
+
+
 def test_python_is_this_interpreter() -> None:
     assert os.path.exists(sys.executable)
 
