@@ -288,7 +288,8 @@ Floors: {floors}. Buckets: {buckets}.
 
 The counts are static heuristics (regular expressions): they measure what the code mentions, not
 what one run executes; boolean-mask indexing in particular is approximated. The problem
-statements' host syncs and data-dependent shapes are counted in the code the training entry
+statements' host syncs and data-dependent shapes are counted as call sites (one on a host tensor
+counts; a chain like `.cpu().numpy()` is one) in the code the training entry
 reaches: the files it imports, less the functions, classes and imported `__main__` blocks that
 nothing reached names (by name, statically; code behind a run-time condition still counts).
 

@@ -10,9 +10,10 @@ sentence taken from one record field, which its `source` names:
   .{a,b}     at the end: some keys of one mapping, `scan.counts.{cuda_call,torch_cuda}`
   at F:L     after it, for an item with a `where`: the file:line the item states
 
-`resolve(record, source)` returns the value a source names and checks its file:line. Host syncs
-and data-dependent shapes are counted on the training path (`scan.training_path_counts`: the
-code the training entry reaches, reach.py), the other constructs in the whole repository (`scan.counts`); each
+`resolve(record, source)` returns the value a source names and checks its file:line. Call sites
+of host syncs and data-dependent shapes (whatever their receiver: the scan does not know where a
+tensor lives) are counted on the training path (`scan.training_path_counts`: the code the training
+entry reaches, reach.py), the other constructs in the whole repository (`scan.counts`); each
 sentence starts with which. The goal metric is the reported result the record says its command
 produces (`curated.command_result`, corpus/results.py), never merely the first row; where the
 repository reports none for the command, or which one is not established, the text says so.
