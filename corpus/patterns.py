@@ -15,6 +15,9 @@ import re
 import tokenize
 
 # name -> regex. Counts are occurrences summed over all Python files.
+# one link of a call chain between two host transfers: `.permute(1, 2, 0)` or `.data`
+_LINK = r"(?:\.\w+(?:\([^()\n]*\))?)"
+
 CONSTRUCTS: dict[str, str] = {
     # CUDA runtime idioms (tier 1)
     "cuda_call": r"\.cuda\(",
@@ -51,8 +54,8 @@ CONSTRUCTS: dict[str, str] = {
     "item": r"\.item\(\)",
     # one chain is one transfer: `x.detach().cpu().permute(1, 2, 0).numpy()` and
     # `x.cpu().data.numpy()` count once (and `x.cpu().item()` is the `.item()` call alone)
-    "host_transfer": r"\.(?:cpu|numpy|tolist)\(\)(?:(?:\.\w+(?:\([^()\n]*\))?)*\.(?:cpu|numpy|tolist)\(\))*"
-    r"(?!(?:\.\w+(?:\([^()\n]*\))?)*\.item\(\))",
+    "host_transfer": rf"\.(?:cpu|numpy|tolist)\(\)(?:{_LINK}*\.(?:cpu|numpy|tolist)\(\))*"
+    rf"(?!{_LINK}*\.item\(\))",
     # numpy's np.nonzero / np.unique run on the host and are not XLA hazards
     "nonzero": r"(?<!\bnp\.)(?<!numpy\.)\b(?:nonzero|argwhere)\s*\(",
     "bool_mask_index": r"[\w\)\]]\[\s*~?\s*[\w\.]*mask\w*\s*\]"
@@ -162,8 +165,9 @@ def bool_mask_lines(code: str) -> list[int] | None:
     lines: list[int] = []
     scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
     for scope in scopes:
-        masks = _mask_names(scope)
-        lines += [node.lineno for node in _own_nodes(scope)
+        nodes = _own_nodes(scope)
+        masks = _mask_names(nodes)
+        lines += [node.lineno for node in nodes
                   if isinstance(node, ast.Subscript) and _is_mask(node.slice, masks)]
     return sorted(lines)
 
@@ -181,18 +185,18 @@ def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _mask_names(scope: ast.AST) -> frozenset[str]:
-    """Names of this scope that every assignment makes a mask (none of them anything else)."""
+def _mask_names(nodes: list[ast.AST]) -> frozenset[str]:
+    """Names that every assignment among a scope's own nodes makes a mask (none anything else)."""
     given: dict[str, bool] = {}
-    for node in _own_nodes(scope):
+    for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Name):
                     mask = not isinstance(node, ast.AugAssign) and _is_mask(node.value, frozenset())
                     given[target.id] = given.get(target.id, True) and mask
-        elif isinstance(node, (ast.For, ast.comprehension, ast.With, ast.NamedExpr)):
-            for sub in ast.walk(getattr(node, "target", None) or ast.Pass()):
+        elif isinstance(node, (ast.For, ast.comprehension, ast.NamedExpr)):
+            for sub in ast.walk(node.target):
                 if isinstance(sub, ast.Name):
                     given[sub.id] = False
     return frozenset(name for name, mask in given.items() if mask)
