@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
-from gpu2tpu.sandbox import _descendants as descendants  # the one /proc walk of a process tree
+from gpu2tpu.sandbox import descendants  # the one /proc walk of a process tree
 
 T = TypeVar("T")
 EXIT_INTERRUPTED = 130

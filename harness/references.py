@@ -17,6 +17,7 @@ from typing import Any
 
 from gpu2tpu import __version__, rooms
 from gpu2tpu.cache import cache_root
+from gpu2tpu.errors import UserError
 from gpu2tpu.record.execution import (
     COMPLETE,
     MANIFEST,
@@ -28,6 +29,7 @@ from gpu2tpu.record.execution import (
 from gpu2tpu.record.report import ReportError, read_json
 from gpu2tpu.record.sealed import is_sealed, seal
 from gpu2tpu.record.targets import Target
+from gpu2tpu.sandbox import run_threads
 from gpu2tpu.tasks.spec import RunSpec, task_tree_hash
 
 Progress = Callable[[str], None]
@@ -42,10 +44,11 @@ def reference_inputs_hash(task_dir: Path) -> str:
 
 def reference_key_parts(spec: RunSpec, target: Target, device: str | None = None) -> dict[str, str | None]:
     """The facts a reference bundle is built from and keyed by (recorded in its `complete` file):
-    the task's inputs, the recorder hash, the target and this node's runtime, and the device the
-    original code ran on (`device`, default this node's: `cuda` where it has one, else `cpu`)."""
+    the task's inputs, the recorder hash, the target and this node's runtime, the runs' thread
+    count, and the device the original code ran on (`device`, default this node's: `cuda` where
+    it has one, else `cpu`)."""
     return {"task": reference_inputs_hash(spec.task_dir), "target": target.name, "harness": __version__,
-            "recorder": rooms.recorder_hash(),
+            "recorder": rooms.recorder_hash(), "threads": str(run_threads()),
             "python": sys.version.split()[0], "reference_device": device or reference_device(),
             **runtime_versions()}
 
@@ -117,12 +120,19 @@ def ensure_references(spec: RunSpec, target: Target, progress: Progress) -> tupl
 
 def copy_references(cached: Path, dest: Path) -> dict[str, str]:
     """Copy a verified bundle into a run directory and verify the copy; returns its file hashes
-    (recorded before any candidate runs). ValueError when the copy does not match."""
+    (recorded before any candidate runs). ValueError when the copy does not match; UserError when
+    the run directory already holds another sound bundle of the same key (built before the cache
+    was cleared): its reports were graded against that one, so the run needs a new run id."""
     if not (dest / COMPLETE).exists():
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(cached, dest)
-    hashes = verify_manifest(dest)
-    if hashes is None or hashes != verify_manifest(cached):
+    hashes, cached_hashes = verify_manifest(dest), verify_manifest(cached)
+    if hashes is not None and cached_hashes is not None and hashes != cached_hashes:
+        run_dir = dest.parent.parent
+        raise UserError(f"{run_dir} already holds references {dest.name} built by an earlier run, "
+                        f"not the ones now in the cache ({cached}), and its reports were graded "
+                        f"against those: give a new --run-id (or delete {run_dir}) and run again")
+    if hashes is None or hashes != cached_hashes:
         raise ValueError(f"references in {dest} differ from the verified cache {cached}: delete "
                          f"{dest} and evaluate again")
     return hashes

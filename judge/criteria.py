@@ -21,7 +21,7 @@ from gpu2tpu.judge.invariants import (
 )
 from gpu2tpu.judge.kernel_checks import IN_PROCESS, check_kernel
 from gpu2tpu.judge.scan_checks import check_scan
-from gpu2tpu.judge.stops import stopped_at
+from gpu2tpu.judge.stops import compiles_at, stopped_at
 from gpu2tpu.judge.timing import check_times
 from gpu2tpu.judge.training_config import check_config, check_workload
 from gpu2tpu.record.first_batch import gold_first_batch_deviation
@@ -92,7 +92,7 @@ def runs(i: Inputs) -> CriterionResult:
     # views (kernel.json, listed for this run or its gold) kept scans before them: one is expected
     check_scan(res, cand.scan, expected=cand.kernel is not None or i.gold.kernel is not None)
     if proc.get("timed_out"):
-        stopped_at(res, spec, proc, i.gold, cand.trace)
+        stopped_at(res, spec, proc, i.gold, cand.trace, i.target.emulated)
         return res
     over = proc.get("over_budget")
     if over:  # the sandbox stopped it: the budget, not the last line of a killed process, says why
@@ -265,10 +265,9 @@ def _per_step(trace: Trace, key: str, warmup: int) -> tuple[float, int]:
 
 def _compiles(trace: Trace, warmup: int) -> tuple[int, int]:
     """(compilations from the end of warm-up to the last step's record, compilations after it)."""
-    def at(counters: dict[str, Any] | None) -> int:
-        return int((counters or {}).get("compiles", 0))
-    base, last = at(trace.counters_at(warmup - 1)), at(trace.counters_at(len(trace.steps) - 1))
-    return max(0, last - base), max(0, at(trace.final_counters) - last)
+    base, last = compiles_at(trace, warmup - 1) or 0, compiles_at(trace, len(trace.steps) - 1) or 0
+    end = int((trace.final_counters or {}).get("compiles", 0))
+    return max(0, last - base), max(0, end - last)
 
 
 def _steady_reads(trace: Trace, warmup: int) -> tuple[float, float, int]:
@@ -341,13 +340,26 @@ def goal(i: Inputs) -> CriterionResult:
     if not ref_values:
         return res
     primary = ref_values[0]
-    spread = statistics.pstdev(ref_values) if len(ref_values) > 1 else 0.0
+    near, outlier = seeds_near(ref_values)
+    spread = statistics.pstdev(near) if len(near) > 1 else 0.0
     tol = max(spec.goal.tolerance * abs(primary), spec.tolerances.curve_spread_z * spread)
     regression = (primary - value) if spec.goal.higher_is_better else (value - primary)
+    left_out = f", spread without {outlier:.4g}, the seed farthest from it" if outlier is not None else ""
     res.check(regression <= tol, f"{spec.goal.metric} {value:.4g} vs reference {primary:.4g} "
-              f"(seeds {', '.join(f'{v:.4g}' for v in ref_values)}; allowed regression {tol:.4g})",
-              "goal_regressed")
+              f"(seeds {', '.join(f'{v:.4g}' for v in ref_values)}; allowed regression {tol:.4g}"
+              f"{left_out})", "goal_regressed", ("goal_regression", regression, tol))
     return res
+
+
+def seeds_near(values: list[float]) -> tuple[list[float], float | None]:
+    """The reference seeds whose spread bounds a correct run's goal, and the one left out: with
+    three or more, the seed farthest from the first (the candidate's own seed) is left out, so one
+    seed that trained badly cannot widen the allowed regression (issue 41: one of three at 0.335
+    against 0.465 and 0.471 tripled it, and a changed loss weighting passed inside it)."""
+    if len(values) < 3:
+        return values, None
+    far = max(range(1, len(values)), key=lambda k: abs(values[k] - values[0]))
+    return [v for k, v in enumerate(values) if k != far], values[far]
 
 
 @dataclass(frozen=True)

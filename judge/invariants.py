@@ -37,8 +37,14 @@ def _check_clip_value(res: CriterionResult, ref: Trace, tr: Trace) -> None:
 
 
 def seed_values(trace: Trace) -> dict[str, list[Any]]:
+    """Every seed the project's code set, by function: not those torch sets for its own machinery
+    (each DataLoader worker is seeded from the main process's generator, which a correct migration
+    may draw from differently: a seed torch derives is not configuration)."""
     out: dict[str, list[Any]] = {}
     for s in trace.seeds:
+        by = str(s.get("by") or "")
+        if by == "torch" or by.startswith("torch."):
+            continue
         out.setdefault(str(s.get("fn")), []).append(s.get("value"))
     return out
 

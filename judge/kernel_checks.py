@@ -55,6 +55,7 @@ class Profile:
     host_exec_s: float  # of which: host JIT code, and everything PyTorch's worker threads ran
     runtime_libraries: tuple[str, ...]
     period_s: float  # sampling period (0: no samples)
+    modified_code: tuple[str, ...] = ()  # trusted code files a process wrote into (in memory)
 
     @property
     def sampled(self) -> bool:
@@ -100,7 +101,9 @@ def profile(kernel: dict[str, Any]) -> Profile:
                    sampled_s=float(samples.get("total") or 0) * period,
                    xla_exec_s=xla_exec * period, xla_trace_s=xla_trace * period,
                    host_compute_s=host * period, host_exec_s=host_exec * period,
-                   runtime_libraries=tuple(libs), period_s=period)
+                   runtime_libraries=tuple(libs), period_s=period,
+                   modified_code=tuple(sorted({f for p in kernel.get("processes") or []
+                                               for f in p.get("modified_code") or []})))
 
 
 def check_kernel(res: CriterionResult, target: Target, budget: float, cand: dict[str, Any] | None,
@@ -122,6 +125,10 @@ def check_kernel(res: CriterionResult, target: Target, budget: float, cand: dict
         return
     c = profile(cand)
     g = profile(gold) if gold is not None else None
+    # no honest run writes into the runtime's or PyTorch's code: samples there would be named
+    # after code that is no longer what runs
+    res.check(not c.modified_code, "trusted code rewritten in memory by the run: "
+              f"{', '.join(c.modified_code) or 'none'}", "tampered", source=SUPERVISOR)
     if g is not None and g.runtime_libraries:
         res.check(bool(c.runtime_libraries), "XLA / TPU runtime mapped by the run: "
                   f"{', '.join(c.runtime_libraries) or 'none'} (gold: {', '.join(g.runtime_libraries)})"

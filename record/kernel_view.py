@@ -21,97 +21,25 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from gpu2tpu.record import perf_samples
+from gpu2tpu.record.chip_view import AccelChip, ChipView, HostChip
 
 SCHEMA_VERSION = 1
 KERNEL_SPACE = 1 << 63  # instruction pointers at or above this are the kernel's
 # the code a CPU sample can land in, by kind (see _code_kind)
-KINDS = ("xla_runtime", "jit", "host_kernels", "python", "kernel", "other", "unknown")
+KINDS = ("xla_runtime", "jit", "host_kernels", "python", "kernel", "modified", "other", "unknown")
 DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/*")  # the accelerator nodes, matched by device number
 MAPS_EVERY = 4  # re-read a process's maps at least every this many samples (and on unknown ips)
-
-
-class ChipView(Protocol):
-    """The accelerator's view of the run, read from outside the graded process. On a TPU host:
-    the accelerator device files the run holds open (/dev/accel*, /dev/vfio/*) and, where the
-    driver exposes them, the chips' own counters; on the emulated target (XLA on this CPU) the
-    stand-in is the CPU time the kernel saw in XLA's runtime and JIT code (HostChip)."""
-
-    name: str
-
-    def sample(self, pids: list[int], view: KernelView) -> None: ...
-
-    def summary(self, view: KernelView) -> dict[str, Any]: ...
-
-
-class HostChip:
-    """The emulated target's chip is this machine's CPU running XLA's code: its activity is the
-    CPU time sampled in XLA's runtime and JIT code (judge/kernel_checks.py), and it has no
-    device file."""
-
-    name = "xla-cpu"
-
-    def sample(self, pids: list[int], view: KernelView) -> None:
-        return None
-
-    def summary(self, view: KernelView) -> dict[str, Any]:
-        return {"kind": self.name, "device_files": view.device_files()}
-
-
-class AccelChip:
-    """A TPU host: the chips are PCI devices of Google's vendor id, reached through /dev/accel*
-    (v2-v4) or /dev/vfio/* (v5e and later). The kernel's view of their use: which of those files
-    the run holds open, and the interrupts each chip raised meanwhile (/proc/interrupts, counted
-    by the kernel). Duty cycle and HBM use come only from libtpu's metrics service inside the
-    graded process, so they are not read here (docs/design.md)."""
-
-    name = "tpu"
-    VENDOR = "0x1ae0"
-
-    def __init__(self, pci_root: str = "/sys/bus/pci/devices", interrupts: str = "/proc/interrupts"):
-        self.interrupts_file = interrupts
-        self.chips = sorted(d.name for d in _dirs(pci_root) if _text(d / "vendor") == self.VENDOR)
-        self.first: dict[str, int] | None = None
-        self.last: dict[str, int] = {}
-
-    def sample(self, pids: list[int], view: KernelView) -> None:
-        counts = chip_interrupts(_text(Path(self.interrupts_file)), self.chips)
-        if self.first is None:
-            self.first = counts
-        self.last = counts
-
-    def summary(self, view: KernelView) -> dict[str, Any]:
-        first = self.first or {}
-        return {"kind": self.name, "device_files": view.device_files(), "pci_chips": self.chips,
-                "interrupts": {c: self.last.get(c, 0) - first.get(c, 0) for c in self.chips}}
-
-
-def chip_interrupts(text: str, chips: list[str]) -> dict[str, int]:
-    """Interrupts per chip (PCI address) summed over CPUs and vectors, from /proc/interrupts."""
-    out = dict.fromkeys(chips, 0)
-    ncpu = len(text.split("\n", 1)[0].split()) if text else 0
-    for line in text.splitlines()[1:]:
-        chip = next((c for c in chips if c in line), None)
-        if chip is not None:
-            fields = line.split()[1:1 + ncpu]
-            out[chip] += sum(int(f) for f in fields if f.isdigit())
-    return out
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return ""
-
-
-def _dirs(path: str) -> list[Path]:
-    try:
-        return list(Path(path).iterdir())
-    except OSError:
-        return []
+# The observer's own bounds (issue 39): a process's maps are read again no sooner than this many
+# times the last read took (a process with 60,000 mappings cannot make the observer spend more
+# than 1/MAPS_DUTY of its time on it), at most MAX_EXEC_MAPS executable mappings are kept per
+# process (a torch_xla process has about 110; the count seen is recorded), and a process that has
+# ended keeps its summary only, not its mappings.
+MAPS_DUTY = 20
+UNNAMED = ("jit", "modified", "other")  # code no trusted file's identity names
+MAX_EXEC_MAPS = 4096
 
 
 @dataclass
@@ -137,12 +65,15 @@ class _Process:
     cpu_ticks: int = 0  # own user + system, every thread that ever ran (dead ones too)
     child_ticks: int = 0  # reaped children's user + system
     libraries: set[str] = field(default_factory=set)  # runtime libraries mapped (XLA, TPU)
+    modified: set[str] = field(default_factory=set)  # trusted code files it wrote into
     anon_exec: int = 0  # most anonymous executable mappings seen at once
     anon_exec_kb: int = 0
     devices: set[str] = field(default_factory=set)
     maps: list[tuple[int, int, str, str]] = field(default_factory=list)  # start, end, kind, label
     starts: list[int] = field(default_factory=list)
     maps_age: int = MAPS_EVERY
+    maps_next_s: float = 0.0  # no periodic re-read before this (monotonic): MAPS_DUTY x its cost
+    exec_maps: int = 0  # most executable mappings seen at once (before MAX_EXEC_MAPS)
 
 
 class KernelView:
@@ -200,7 +131,7 @@ class KernelView:
                 self._thread(pid, int(tid), now)
                 live.add(int(tid))
             proc.maps_age += 1
-            if proc.maps_age >= MAPS_EVERY:
+            if proc.maps_age >= MAPS_EVERY and time.monotonic() >= proc.maps_next_s:
                 self._read_maps(proc)
             if self.samples % MAPS_EVERY == 1:
                 proc.devices |= _device_fds(pid, self.devices)
@@ -209,12 +140,18 @@ class KernelView:
         if self.sampler:
             for tid in [t for t in self.sampler.streams if t not in live]:
                 self.sampler.forget(tid)
+        shown = set(pids)
+        for proc in self.procs.values():  # ended: its samples are drained, keep the summary only
+            if proc.maps and proc.pid not in shown:
+                proc.maps, proc.starts = [], []
 
     def finished(self) -> None:
         try:
             self._drain()
         except Exception as exc:
             self.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+        for proc in self.procs.values():  # the run is over: summaries only
+            proc.maps, proc.starts = [], []
         if self.sampler:
             self.sampler.close()
         self.end_s = time.monotonic() - self.t0
@@ -258,11 +195,19 @@ class KernelView:
 
     def _read_maps(self, proc: _Process) -> None:
         proc.maps_age = 0
+        t = time.monotonic()
         maps = self.code.read(proc.pid)
+        proc.maps_next_s = time.monotonic() + MAPS_DUTY * (time.monotonic() - t)
         if maps is None:
             return
         jit = [m for m in maps if m[2] == "jit"]
         proc.libraries |= {m[3] for m in maps if m[2] == "xla_runtime"}
+        proc.modified |= {m[3] for m in maps if m[2] == "modified"}
+        proc.exec_maps = max(proc.exec_maps, len(maps))
+        if len(maps) > MAX_EXEC_MAPS:  # the known code first, then the lowest addresses
+            known = [m for m in maps if m[2] not in UNNAMED]
+            maps = sorted(known[:MAX_EXEC_MAPS] + [m for m in maps if m[2] in UNNAMED]
+                          [:max(0, MAX_EXEC_MAPS - len(known))])
         proc.maps, proc.starts = maps, [m[0] for m in maps]
         proc.anon_exec = max(proc.anon_exec, len(jit))
         proc.anon_exec_kb = max(proc.anon_exec_kb, sum(m[1] - m[0] for m in jit) // 1024)
@@ -285,8 +230,10 @@ class KernelView:
         if proc is None:
             return "unknown", "?"
         found = perf_samples.where(proc.maps, proc.starts, ip)
-        if found is None and pid not in reread:  # code mapped since the last read (a JIT, a
-            reread.add(pid)  # library loaded); once per drain: code unmapped since stays unknown
+        # code mapped since the last read (a JIT, a library loaded): read again, once per drain and
+        # within the maps budget; code unmapped since stays unknown
+        if found is None and pid not in reread and time.monotonic() >= proc.maps_next_s:
+            reread.add(pid)
             self._read_maps(proc)
             found = perf_samples.where(proc.maps, proc.starts, ip)
         return found or ("unknown", "?")
@@ -317,6 +264,7 @@ class KernelView:
                            "first_s": round(p.first_s, 2), "last_s": round(p.last_s, 2),
                            "cpu_s": round(p.cpu_ticks * tick, 3),
                            "runtime_libraries": sorted(p.libraries), "anon_exec_mappings": p.anon_exec,
+                           "exec_mappings": p.exec_maps, "modified_code": sorted(p.modified),
                            "anon_exec_kb": p.anon_exec_kb, "device_files": sorted(p.devices)}
                           for p in self.procs.values()],
             "threads": [{"tid": t.tid, "pid": t.pid, "comm": t.comm, "main": t.tid == t.pid,

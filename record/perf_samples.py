@@ -21,6 +21,7 @@ import struct
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _SYSCALL = {"x86_64": 298, "aarch64": 241}.get(platform.machine())
 _PERF_TYPE_SOFTWARE, _PERF_COUNT_SW_CPU_CLOCK = 1, 0
@@ -155,11 +156,16 @@ def available() -> bool:
     return _WORKS[0]
 
 
+_HEX = frozenset("0123456789abcdef")
+TRUSTED_KINDS = ("xla_runtime", "host_kernels", "python")  # named by a trusted file's identity
+
+
 class CodeMap:
     """Which code each executable mapping of a process holds, by file identity (device, inode)
     against the trusted install, never by name: a file of the run's own named like a runtime
-    library is `other`. Kinds: xla_runtime, jit (anonymous executable memory), host_kernels,
-    python, kernel, other, unknown."""
+    library is `other`, and a trusted file's mapping the process wrote into is `modified`. Kinds:
+    xla_runtime, jit (anonymous executable memory), host_kernels, python, kernel, modified, other,
+    unknown."""
 
     def __init__(self, runtime: dict[tuple[int, int], str] | None = None,
                  host: dict[tuple[int, int], str] | None = None) -> None:
@@ -167,19 +173,33 @@ class CodeMap:
         self.host = host if host is not None else trusted_files(_HOST_GLOBS)
 
     def read(self, pid: int) -> list[tuple[int, int, str, str]] | None:
-        """(start, end, kind, label) of every executable mapping, sorted; None when unreadable."""
+        """(start, end, kind, label) of every executable mapping, sorted; None when unreadable.
+
+        Read from smaps: a trusted file's mapping that is writable or has private dirty pages no
+        longer holds that file's code (the process wrote into its copy), so it is `modified`,
+        labelled with the file's name, never the file's kind."""
         try:
-            text = Path(f"/proc/{pid}/maps").read_text()
+            text = Path(f"/proc/{pid}/smaps").read_text()
         except OSError:
             return None
-        maps = []
+        maps: list[list[Any]] = []
+        current: list[Any] | None = None
         for line in text.splitlines():
-            parts = line.split(None, 5)
-            if len(parts) < 5 or "x" not in parts[1]:
-                continue
-            lo, hi = (int(x, 16) for x in parts[0].split("-"))
-            maps.append((lo, hi, *self.kind(parts[3], int(parts[4]), parts[5] if len(parts) > 5 else "")))
-        return sorted(maps)
+            if line[:1] in _HEX and "-" in line.split(" ", 1)[0]:
+                current = None
+                parts = line.split(None, 5)
+                if len(parts) < 5 or "x" not in parts[1]:
+                    continue
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                kind, label = self.kind(parts[3], int(parts[4]), parts[5] if len(parts) > 5 else "")
+                if kind in TRUSTED_KINDS and "w" in parts[1]:
+                    kind, label = "modified", label
+                current = [lo, hi, kind, label]
+                maps.append(current)
+            elif current is not None and line.startswith("Private_Dirty:"):
+                if current[2] in TRUSTED_KINDS and line.split()[1] != "0":
+                    current[2] = "modified"
+        return sorted((m[0], m[1], m[2], m[3]) for m in maps)
 
     def kind(self, dev: str, inode: int, path: str) -> tuple[str, str]:
         if path.startswith(("[vdso]", "[vsyscall]")):

@@ -77,7 +77,7 @@ def install_hooks(rec: Recorder) -> None:
     orig_random_seed = random.seed
 
     def random_seed(a=None, version=2):
-        rec.on_seed("random.seed", a)
+        rec.on_seed("random.seed", a, _caller())
         return orig_random_seed(_shifted(a), version)
 
     random.seed = random_seed
@@ -98,6 +98,14 @@ def install_hooks(rec: Recorder) -> None:
         wrap_seeds(rec, xm, ("set_rng_state",), "torch_xla.core.xla_model")
 
     sys.meta_path.insert(0, _PostImport("torch_xla", after_torch_xla))
+
+
+def _caller() -> str | None:
+    """The module whose code called the seeding function (two frames up: past the wrapper)."""
+    try:
+        return sys._getframe(2).f_globals.get("__name__")
+    except ValueError:
+        return None
 
 
 def _shifted(seed):
@@ -164,7 +172,7 @@ def wrap_seeds(rec: Recorder, owner, names: tuple[str, ...], prefix: str) -> Non
         def seeded(*args, _fn=fn, _name=f"{prefix}.{name}", **kwargs):
             if not rec.in_seed:  # torch.manual_seed seeds CUDA itself: record the outer call only
                 value = args[0] if args else next(iter(kwargs.values()), None)
-                rec.on_seed(_name, value)
+                rec.on_seed(_name, value, _caller())
             outer, rec.in_seed = rec.in_seed, True
             try:
                 if args and not outer:  # nested calls already got the shifted seed
@@ -316,12 +324,13 @@ class _PostImport:
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return None
-        self.done = True
         exec_module, callback = spec.loader.exec_module, self.callback
 
         def exec_then_hook(module):
             exec_module(module)
-            callback()
+            if not self.done:  # done once the module is imported, not when it is only looked up
+                self.done = True
+                callback()
 
         spec.loader.exec_module = exec_then_hook
         return spec

@@ -23,15 +23,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from gpu2tpu.errors import UserError
 from gpu2tpu.sandbox import budget as budgets
+from gpu2tpu.sandbox.observing import Observer, ObserverLoop
 from gpu2tpu.sandbox.view import Bwrap, View, args_fd, bwrap_options, candidates, command
 
 # Variables a sandboxed process may inherit from the caller; everything else is dropped.
-ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "TZ", "TERM",
-             "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "TZ", "TERM")
+THREADS_ENV = "GPU2TPU_THREADS"  # the harness's knob for the runs' thread count (run_threads)
 MiB = budgets.MiB
 GiB = budgets.GiB
 DISK_CHECK_S = 5.0  # how often the writable directories are measured against the disk budget
@@ -80,17 +80,6 @@ class Outcome:
     special_bits: list[str] = field(default_factory=list)  # set-id bits cleared after the run
 
 
-class Observer(Protocol):
-    """Watches a run from outside it (record/kernel_view.py): told the started process's pid,
-    then the run's process tree (root first) at every sample, then that the run ended."""
-
-    def started(self, pid: int) -> None: ...
-
-    def sample(self, pids: list[int]) -> None: ...
-
-    def finished(self) -> None: ...
-
-
 _TOOL: list[Bwrap | None] = []
 
 
@@ -132,6 +121,19 @@ def require(unsafe: bool) -> str:
         "leaderboard refuses the run)")
 
 
+def run_threads() -> int:
+    """The OpenMP / MKL thread count of every sandboxed run: $GPU2TPU_THREADS, else the CPUs this
+    process may use. Fixed by the harness, never inherited from the caller's OMP_NUM_THREADS, and
+    part of a reference bundle's key (thread count changes reduction order, so numerics)."""
+    given = os.environ.get(THREADS_ENV, "").strip()
+    if given:
+        if not given.isdigit() or int(given) < 1:
+            raise UserError(f"{THREADS_ENV}={given!r}: give a whole number of threads, 1 or more "
+                            "(or unset it to use every CPU this process may run on)")
+        return int(given)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def sandbox_env(extra: Mapping[str, str], home: str = "/tmp") -> dict[str, str]:
     """The allow-listed environment: a few locale/path variables, then `extra` (device settings)."""
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
@@ -141,6 +143,7 @@ def sandbox_env(extra: Mapping[str, str], home: str = "/tmp") -> dict[str, str]:
     # an eager CPU run's wall and CPU time by 4-6 (benchmarks/omp_wait_policy.py), and the CPU time
     # is what tells a busy machine from a slow migration
     env["OMP_WAIT_POLICY"] = "PASSIVE"
+    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(run_threads())
     env.update(extra)
     return env
 
@@ -173,7 +176,8 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
 
     With `channel`, the child inherits a pipe's write end (its number is in GPU2TPU_CHANNEL_FD)
     and what it writes there lands in `channel`: the probe's trace, written outside the sandbox.
-    With `observer`, the run's process tree is shown to it at every sample (every 0.25 s)."""
+    With `observer`, the run's process tree is shown to it every 0.25 s, from its own thread
+    (sandbox/observing.py)."""
     mode = require(box.unsafe)
     read_fd = write_fd = args = -1
     env = dict(env)
@@ -226,8 +230,9 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
                                         daemon=True))
     for t in threads:
         t.start()
-    if observer is not None:
-        observer.started(proc.pid)
+    looking = ObserverLoop(observer, proc.pid, descendants) if observer is not None else None
+    if looking is not None:
+        looking.start()
     next_disk = [start + DISK_CHECK_S]
 
     def watch() -> str | None:
@@ -239,7 +244,7 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
 
     timed_out, cpu_s, others, over = False, None, None, None
     try:
-        code, cpu_s, others = _wait_with_usage(proc, limits.timeout_s, observer, watch)
+        code, cpu_s, others = _wait_with_usage(proc, limits.timeout_s, watch)
     except subprocess.TimeoutExpired:
         timed_out = True
         code = _stop(proc, limits.term_grace_s)
@@ -253,8 +258,8 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
     for f in (out_f, err_f, chan_f):
         if f is not None:
             f.close()
-    if observer is not None:
-        observer.finished()
+    if looking is not None:
+        looking.stop()
     peak = None
     if group is not None:
         peak = group.peak_memory()
@@ -268,7 +273,7 @@ def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], box: Confinement
                    special_bits=scrubbed)
 
 
-def _wait_with_usage(proc: subprocess.Popen, timeout: float, observer: Observer | None = None,
+def _wait_with_usage(proc: subprocess.Popen, timeout: float,
                      watch: Callable[[], str | None] | None = None) -> tuple[int, float, float | None]:
     """proc.wait(timeout), also returning the run's CPU seconds (user + system), sampled from /proc
     for the child and every process below it while it runs (bwrap's own rusage does not include
@@ -293,9 +298,7 @@ def _wait_with_usage(proc: subprocess.Popen, timeout: float, observer: Observer 
         interval = min(0.25, interval * 2)
         if watch is not None and (what := watch()) is not None:
             raise _OverBudget(what)
-        tree = [proc.pid, *_descendants(proc.pid)]
-        if observer is not None:
-            observer.sample(tree)
+        tree = [proc.pid, *descendants(proc.pid)]
         for pid in tree:
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -331,7 +334,7 @@ def _signal_group(pid: int, sig: int) -> None:
         pass
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
     """Every process below `root` (read from /proc), deepest last."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
@@ -353,7 +356,7 @@ def _descendants(root: int) -> list[int]:
 def _stop(proc: subprocess.Popen, grace: float) -> int:
     """At the time limit: SIGTERM every process of the run (the probe writes its end record), then
     SIGKILL bwrap, whose PID namespace takes every remaining process with it."""
-    for pid in _descendants(proc.pid):
+    for pid in descendants(proc.pid):
         try:
             os.kill(pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
@@ -362,7 +365,7 @@ def _stop(proc: subprocess.Popen, grace: float) -> int:
         return proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         pass
-    for pid in [proc.pid, *_descendants(proc.pid)]:
+    for pid in [proc.pid, *descendants(proc.pid)]:
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

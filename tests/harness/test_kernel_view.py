@@ -16,9 +16,10 @@ from kernel_views import GOLD, HOST, view
 from gpu2tpu.judge.criteria import CriterionResult
 from gpu2tpu.judge.kernel_checks import check_kernel, profile
 from gpu2tpu.record import perf_samples
-from gpu2tpu.record.kernel_view import AccelChip, HostChip, KernelView, chip_interrupts
+from gpu2tpu.record.chip_view import AccelChip, HostChip, chip_interrupts
+from gpu2tpu.record.kernel_view import KernelView
 from gpu2tpu.record.targets import get_target
-from gpu2tpu.sandbox import _descendants
+from gpu2tpu.sandbox import descendants
 from gpu2tpu.sandbox.process import clean_env, run_process
 
 sampling = pytest.mark.skipif(not perf_samples.available(), reason="perf_event_open not permitted here")
@@ -54,7 +55,7 @@ def _watch(code: str, view: KernelView, every: float = 0.1) -> subprocess.Popen:
                                                                "OPENBLAS_NUM_THREADS": "1"})
     view.started(proc.pid)
     while proc.poll() is None:
-        view.sample([proc.pid, *_descendants(proc.pid)])
+        view.sample([proc.pid, *descendants(proc.pid)])
         time.sleep(every)
     view.finished()
     return proc

@@ -78,3 +78,28 @@ def test_a_bundle_sealed_with_another_key_is_not_reused(store: Path, tmp_path: P
     sealed_bundle(store, current_key())
     monkeypatch.setenv(KEY_ENV, str(tmp_path / "seal.key"))
     assert reuse_references(store) == []
+
+
+def _bundle(root: Path, goal: float) -> Path:
+    (root / "seed-0").mkdir(parents=True)
+    (root / "seed-0" / "goal.json").write_text(json.dumps({"value": goal}))
+    (root / COMPLETE).write_text("{}")
+    write_manifest(root)
+    return root
+
+
+def test_a_run_directory_holding_other_references_of_the_key_asks_for_a_new_run_id(
+        tmp_path: Path) -> None:
+    """A validate rerun into a run directory whose references of a key were built before the cache
+    was cleared: the rebuilt bundle differs, and the run stops naming the run directory and what to
+    do (it used to end in a ValueError traceback after the first task's references were built)."""
+    from gpu2tpu.errors import UserError
+    from gpu2tpu.harness.references import copy_references
+
+    cached = _bundle(tmp_path / "cache" / "k1", 0.5)
+    run_dir = tmp_path / "runs" / "validate"
+    _bundle(run_dir / "references" / "k1", 0.6)
+    with pytest.raises(UserError, match="give a new --run-id"):
+        copy_references(cached, run_dir / "references" / "k1")
+    fresh = tmp_path / "runs" / "fresh" / "references" / "k1"
+    assert copy_references(cached, fresh) == copy_references(cached, fresh)

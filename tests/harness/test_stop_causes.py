@@ -54,3 +54,27 @@ def test_a_stopped_run_without_a_storm_keeps_the_limits_name() -> None:
     same = _run(_compiling(_steps(9), 1), wall_s=spec.timeout_s, timed_out=True,
                  time_limit=_cap(spec))
     assert grade(spec, get_target("xla-cpu"), [busy_gold], busy_gold, same)["category"] == "timeout"
+
+
+def test_the_cap_names_a_stop_only_where_the_golds_cpu_time_reaches_it_too() -> None:
+    """dlg's LBFGS on the device, labelled slow, was graded timeout after its gold took 70.9 s of
+    wall time for 25.1 s of CPU on a busy machine: 5x that wall time passed the 300 s cap, 5x the
+    CPU time did not. On the emulated target the gold's CPU time decides which limit applied."""
+    spec = find_task("cifar_amp")
+    factor = max(spec.performance.time_limit_gold_factor, spec.performance.step_time_budget)
+    under = spec.timeout_s / factor / 2  # CPU seconds whose gold factor stays under the cap
+    stretched = _run(_compiling(_steps(40), 0), wall_s=spec.timeout_s, cpu_s=under)
+    stopped = _run(_compiling(_steps(9), 0), wall_s=spec.timeout_s, timed_out=True,
+                   time_limit=_cap(spec))
+    verdict = grade(spec, get_target("xla-cpu"), [stretched], stretched, stopped)
+    assert verdict["category"] == "slow", verdict["categories"]
+    assert "above" in verdict["criteria"]["runs"]["evidence"][-1]["text"]
+    # the gold's own work reaches the cap: the cap is the limit, and a stop there is a timeout
+    heavy = _run(_compiling(_steps(40), 0), wall_s=spec.timeout_s, cpu_s=spec.timeout_s)
+    assert grade(spec, get_target("xla-cpu"), [heavy], heavy, stopped)["category"] == "timeout"
+    # the caller's own --timeout is always a timeout
+    asked = _run(_compiling(_steps(9), 0), wall_s=30.0, timed_out=True,
+                 time_limit={"time_s": 30.0, "from": "--timeout"})
+    assert grade(spec, get_target("xla-cpu"), [stretched], stretched, asked)["category"] == "timeout"
+    # on a TPU, where the work is not this machine's CPU time, the limit's own source decides
+    assert grade(spec, get_target("tpu"), [stretched], stretched, stopped)["category"] == "timeout"

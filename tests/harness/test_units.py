@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu2tpu.errors import UserError
 from gpu2tpu.harness.predictions import PredictionError, read_predictions
 from gpu2tpu.judge import criteria
 from gpu2tpu.record.runner import run_probed
@@ -251,6 +252,26 @@ def test_goal_tolerance_follows_reference_magnitude() -> None:
     assert criteria.goal(_inputs(spec, refs, close)).passed
 
 
+def test_one_seed_that_trained_badly_does_not_widen_the_goal_tolerance() -> None:
+    """Issue 41: seeds at 0.465, 0.471 and 0.335 made the allowed regression 0.188 (3x their
+    spread), and a migration that changed its loss weighting (goal 0.39) passed inside it. With
+    three or more seeds the one farthest from the candidate's own seed is left out of the spread."""
+    spec = find_task("cifar_amp")
+    refs = [_record([1.0]) for _ in range(3)]
+    for r, v in zip(refs, (0.465, 0.471, 0.335)):
+        r.goal["value"] = v
+    changed = _record([1.0])
+    changed.goal["value"] = 0.39
+    res = criteria.goal(_inputs(spec, refs, changed))
+    assert not res.passed and "without 0.335" in res.evidence[0]["text"]
+    assert res.evidence[0]["signal"] == "goal_regression"
+    near = _record([1.0])
+    near.goal["value"] = 0.46
+    assert criteria.goal(_inputs(spec, refs, near)).passed
+    # two seeds cannot say which is the outlier: both make the spread
+    assert criteria.seeds_near([0.465, 0.335]) == ([0.465, 0.335], None)
+
+
 def test_python_is_this_interpreter() -> None:
     assert os.path.exists(sys.executable)
 
@@ -391,6 +412,31 @@ def test_untrusted_processes_run_with_passive_openmp_waits(tmp_path: Path) -> No
         del os.environ["OMP_WAIT_POLICY"]
     assert res.exit_code == 0
     assert "policy PASSIVE" in (tmp_path / "out" / "stdout.log").read_text()
+
+
+def test_the_runs_thread_count_is_the_harnesss_not_the_callers(tmp_path: Path, monkeypatch) -> None:
+    """Issue 41: OMP_NUM_THREADS inside the sandbox is set by the harness (GPU2TPU_THREADS, else
+    every usable CPU), never passed from the caller, and a reference bundle's key names it."""
+    from gpu2tpu.harness.references import reference_key_parts
+    from gpu2tpu.record.targets import TARGETS
+    from gpu2tpu.sandbox import run_threads
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "show.py").write_text("import os\nprint('threads', os.environ.get('OMP_NUM_THREADS'),"
+                                      " os.environ.get('MKL_NUM_THREADS'))\n")
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.delenv("GPU2TPU_THREADS", raising=False)
+    usable = run_threads()
+    res = run_process([sys.executable, "show.py"], tmp_path, tmp_path / "out", clean_env(), 60)
+    assert res.exit_code == 0
+    assert f"threads {usable} {usable}" in (tmp_path / "out" / "stdout.log").read_text()
+    spec, target = find_task("charlm"), TARGETS["xla-cpu"]
+    before = reference_key_parts(spec, target)
+    monkeypatch.setenv("GPU2TPU_THREADS", "3")
+    assert reference_key_parts(spec, target)["threads"] == "3" != before["threads"] or usable == 3
+    monkeypatch.setenv("GPU2TPU_THREADS", "many")
+    with pytest.raises(UserError, match="GPU2TPU_THREADS='many': give a whole number"):
+        run_threads()
 
 
 def _with_compiles(record: RunRecord, per_step: list[int], final: int) -> RunRecord:
