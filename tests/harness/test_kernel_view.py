@@ -273,3 +273,30 @@ def test_a_thread_tracing_for_the_interpreter_is_not_an_eager_worker() -> None:
     assert p.xla_trace_s == pytest.approx((200 + 50) * 0.002)
     assert p.host_compute_s == pytest.approx((150 + 155 + 73) * 0.002)
 
+
+
+def test_a_gold_whose_samples_missed_the_maps_sets_its_limit_at_the_upper_end() -> None:
+    """Samples in code the observer's maps did not show yet (`unknown`: new JIT kernels, new XLA
+    programs) grow with the machine's load. A gold built on a loaded machine lost its oneDNN JIT
+    samples there (cifar_amp: 0.24 s of host compute seen, 0.15 s unclassified), and correct runs
+    on a quiet machine came within 0.81 of a limit set from what was seen. The limit takes the
+    gold's figure at its upper end; the run's own unknown samples never count as host compute."""
+    main = {"python": 2000, "host_kernels": 150, "xla_runtime": 200}
+    lost = view([dict(main, unknown=300), {"xla_runtime": 1800, "jit": 10}, {"xla_runtime": 1800},
+                 {"jit": 400, "xla_runtime": 100, "unknown": 900}])  # an XLA thread's count nowhere
+    p = profile(lost)
+    assert p.host_compute_s == pytest.approx(150 * 0.002)
+    assert p.unknown_host_s == pytest.approx(300 * 0.002)
+    # 4x the gold's seen host compute: over 3x of what was seen, within 3x of the upper end
+    cand = view([dict(main, host_kernels=600, unknown=2000), {"xla_runtime": 1800, "jit": 10},
+                 {"xla_runtime": 1800}, {"jit": 400, "xla_runtime": 100}])
+    assert profile(cand).host_compute_s == pytest.approx(600 * 0.002)  # its unknown: not counted
+    res = _lines(cand, gold=lost)
+    line = next(e for e in res.evidence if e.get("signal") == "kernel_host_compute")
+    assert line["ok"] and line["limit"] == pytest.approx(3 * 450 * 0.002), line
+    assert "(+0.60 s in code mapped since the last maps read)" in line["text"]
+    seen_only = dict(lost, threads=[dict(t, samples={k: v for k, v in t["samples"].items()
+                                                      if k != "unknown"}) for t in lost["threads"]])
+    line = next(e for e in _lines(cand, gold=seen_only).evidence
+                if e.get("signal") == "kernel_host_compute")
+    assert not line["ok"] and line["category"] == "cpu_fallback"
