@@ -200,19 +200,6 @@ def plan(task_ids: list[str], changed_only: bool) -> tuple[frozenset[str], dict[
     return frozenset(t for t, w in why.items() if w is None), {t: w for t, w in why.items() if w}
 
 
-def ci_plan(task_ids: list[str]) -> tuple[frozenset[str], dict[str, str], dict[str, str]]:
-    """What CI grades, which grows with what a change touched, not with the task set: every gold,
-    and the whole labelled suite of each task whose own files changed since its record (or that
-    was never validated). A task whose record lapsed only because grading code or the runtime
-    changed gets its gold: that change is validated by `gpu2tpu validate --all` (or, for a change
-    under judge/ alone, by re-grading the kept runs), whose records it commits. Returns (gold only,
-    whole suites with why, lapsed records with why)."""
-    why = {t: validated.changed(find_task(t)) for t in task_ids}
-    own = {t: w for t, w in why.items() if w and (w == "never validated" or w.startswith("the task's"))}
-    lapsed = {t: w for t, w in why.items() if w and t not in own}
-    return frozenset(t for t in task_ids if t not in own), own, lapsed
-
-
 def regrade_kept(spec: RunSpec, target: str, sandbox: str) -> tuple[list[Labelled], Verdicts, dict] | None:
     """The task's kept labelled runs (harness/evidence.py) graded again with this judge: its
     labels, their verdicts and the pins of what was graded; None when no kept suite of this task
@@ -253,7 +240,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="every task, whole labelled suites: what a release is checked with")
     p.add_argument("--changed", action="store_true",
                    help="every gold, and the whole labelled suite only of tasks whose files, grading "
-                   "code or torch versions changed since their validated.json (what CI grades)")
+                   "code or torch versions changed since their validated.json")
     p.add_argument("--rerun", action="store_true",
                    help="run every whole suite again even where its labelled runs are kept under this "
                    "recording code (by default a task whose record differs in the judging code alone "

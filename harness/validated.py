@@ -88,3 +88,10 @@ def pinned_reference_digest(spec: RunSpec) -> str | None:
     """The digest of the reference bundle the task's record was validated with (None: no pin)."""
     pin = (read(spec) or {}).get("references")
     return pin.get("digest") if isinstance(pin, dict) else None
+
+
+def cost_per_migration(spec: RunSpec) -> float:
+    """The last validation's wall seconds per migration (0 when never validated): what grading one
+    of the task's migrations costs, which CI orders and picks by."""
+    record = read(spec) or {}
+    return float(record.get("wall_s") or 0.0) / max(1, int(record.get("migrations") or 1))

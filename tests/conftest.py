@@ -13,7 +13,8 @@ from reference_reuse import reuse_references
 
 from gpu2tpu.cache import cache_root
 from gpu2tpu.harness import validated
-from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, Labelled, ci_plan, labelled_migrations, plan
+from gpu2tpu.harness.ci_selection import ci_plan
+from gpu2tpu.harness.validate import WHOLE_SUITES_ENV, Labelled, labelled_migrations, plan
 from gpu2tpu.tasks.finder import find_task, list_tasks
 from gpu2tpu.tasks.sources import SOURCES_ENV, source_present
 
@@ -81,10 +82,12 @@ def pytest_configure(config: pytest.Config) -> None:
                   f"{' (' + ', '.join(reused) + ')' if reused else ''}")
 
 
-def suites(task_ids: list[str], name: str) -> tuple[frozenset[str], dict[str, str]]:
-    """CI's selection (harness/validate.py `ci_plan`): every gold, whole suites of the tasks whose
-    own files changed; every whole suite with GPU2TPU_VALIDATE_ALL=1. Records that lapsed only
-    because grading code changed are named: `gpu2tpu validate --all` writes them again."""
+def suites(task_ids: list[str], name: str, every_gold: bool = False) -> tuple[frozenset[str], dict[str, str]]:
+    """CI's selection (harness/ci_selection.py): whole suites of the tasks whose own files
+    changed, the golds of lapsed records and of a few holding ones; every whole suite with
+    GPU2TPU_VALIDATE_ALL=1. Records that lapsed only because grading code changed are named:
+    `gpu2tpu validate --all` writes them again. Returns (gold only, whole suites with why);
+    `every_gold`: every task not graded whole gets its gold (the practice tasks, which are cheap)."""
     if os.environ.get(WHOLE_SUITES_ENV):
         gold_only, whole = plan(task_ids, changed_only=False)
     else:
@@ -92,7 +95,10 @@ def suites(task_ids: list[str], name: str) -> tuple[frozenset[str], dict[str, st
         for task_id, why in lapsed.items():
             print(f"{name} suite: {task_id}'s validated.json lapsed ({why}): its gold is graded here; "
                   "`gpu2tpu validate --all` (or --changed, re-grading kept runs) writes its record")
-    print(f"\n{name} suite: every gold; whole suites of {len(whole)} task(s): {whole}")
+    if every_gold:
+        gold_only = frozenset(t for t in task_ids if t not in whole)
+    print(f"\n{name} suite: golds of {len(gold_only)} task(s) {sorted(gold_only)}; whole suites of "
+          f"{len(whole)} task(s): {whole}")
     return gold_only, whole
 
 
@@ -128,7 +134,7 @@ def practice_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gpu2tpu.harness.evaluate import evaluate_predictions
 
     root = tmp_path_factory.mktemp("practice")
-    _, whole = suites(practice_tasks(), "practice")
+    _, whole = suites(practice_tasks(), "practice", every_gold=True)
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps(line) + "\n" for line in practice_predictions(set(whole))))
     # two at a time: CI time, and every timing criterion graded with both cores busy (issue 11)
@@ -146,8 +152,8 @@ def real_run_dir(practice_run: Path) -> Path:
 # The upstream suite (`upstream_run`), shared by the upstream and Ray tests.
 UPSTREAM = list_tasks(kind="upstream")
 SHARED_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"
-# CI grades every gold, and the whole labelled suite of each task whose validated.json no longer
-# holds (harness/validated.py); WHOLE_SUITES_ENV=1 grades every whole suite, as `validate --all` does
+# CI grades what a change can affect (harness/ci_selection.py); WHOLE_SUITES_ENV=1 grades every
+# whole suite, as `validate --all` does
 
 
 @pytest.fixture(scope="session")
@@ -174,10 +180,7 @@ def longest_first(task_ids: list[str]) -> list[str]:
     """Tasks by their last validation's wall time per migration (a gold's cost, as CI grades only
     the gold of a task whose record holds), longest first: the suite builds references,
     then grades, two at a time in this order, so the longest never start last beside an idle core."""
-    def cost(task_id: str) -> float:
-        record = validated.read(find_task(task_id)) or {}
-        return float(record.get("wall_s") or 0.0) / max(1, int(record.get("migrations") or 1))
-    return sorted(task_ids, key=cost, reverse=True)
+    return sorted(task_ids, key=lambda t: validated.cost_per_migration(find_task(t)), reverse=True)
 
 
 @pytest.fixture(scope="session")
@@ -190,7 +193,7 @@ def upstream_run(upstream_migrations: dict[str, list[Labelled]],
     lines = [{"schema_version": 1, "task_id": m.task_id, "agent": m.agent, "patch": m.patch,
               "claimed_success": True}
              for task_id in longest_first(UPSTREAM) for m in upstream_migrations[task_id]
-             if task_id not in gold_only or m.agent == "gold"]
+             if task_id in whole or (task_id in gold_only and m.agent == "gold")]
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps(line) + "\n" for line in lines))
     # two at a time (references of different tasks side by side first, then candidates): the

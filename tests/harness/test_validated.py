@@ -96,17 +96,40 @@ def test_validate_builds_later_tasks_references_while_the_first_is_graded(
 
 def test_ci_grades_whole_suites_only_where_a_tasks_own_files_changed(task: Path):
     """A grading-code change lapses every record, but CI grows with what a change touched: it
-    grades every gold, and whole suites only of tasks whose own files changed (or never
-    validated); `validate --all` is what writes the lapsed records again."""
-    from gpu2tpu.harness.validate import ci_plan
+    grades the golds of lapsed records, and whole suites only of tasks whose own files changed
+    (or never validated); `validate --all` is what writes the lapsed records again."""
+    from gpu2tpu.harness.ci_selection import ci_plan
 
     spec = load_spec(task)
     validated.write(spec, migrations=5, wall_s=1.0, how="ran")
     record = json.loads((task / VALIDATED_FILE).read_text())
     (task / VALIDATED_FILE).write_text(json.dumps({**record, "recorder": "0" * 64}))
-    gold_only, whole, lapsed = ci_plan(["varlen_cls", "charlm"])
+    gold_only, whole, lapsed = ci_plan(["varlen_cls", "charlm"], key="")
     assert gold_only == {"varlen_cls"} and set(whole) == {"charlm"}  # charlm: never validated
     assert lapsed["varlen_cls"].startswith("the recording code")
     (task / "migrations" / "broken" / "dynamic_padding.yaml").write_text("category: crash\n")
-    gold_only, whole, _ = ci_plan(["varlen_cls"])
+    gold_only, whole, _ = ci_plan(["varlen_cls"], key="")
     assert not gold_only and whole["varlen_cls"].startswith("the task's files")
+
+
+def test_ci_spot_checks_a_few_holding_golds_rotating_with_the_commit(monkeypatch) -> None:
+    """Holding records cost CI a few golds, not the task set's: the same commit picks the same
+    tasks, other commits others, and over commits every task is picked; GPU2TPU_CI_GOLDS=all
+    grades every gold."""
+    from gpu2tpu.harness import ci_selection
+
+    tasks = [f"owner__task{i}" for i in range(60)]
+    first = ci_selection.spot_checks(tasks, "a" * 40)
+    assert len(first) == ci_selection.SPOT_CHECKS and first == ci_selection.spot_checks(tasks, "a" * 40)
+    seen: set[str] = set()
+    for n in range(200):
+        seen |= set(ci_selection.spot_checks(tasks, f"{n:040x}"))
+    assert seen == set(tasks)
+    assert ci_selection.spot_checks(tasks, "b" * 40) != first
+    assert len(ci_selection.commit_key()) == 40  # this checkout's HEAD
+    monkeypatch.setattr(ci_selection, "validated", type("V", (), {"changed": staticmethod(lambda s: None)}))
+    monkeypatch.setattr(ci_selection, "find_task", lambda t: t)
+    gold_only, whole, lapsed = ci_selection.ci_plan(tasks, key="c" * 40)
+    assert len(gold_only) == ci_selection.SPOT_CHECKS and not whole and not lapsed
+    monkeypatch.setenv(ci_selection.ALL_GOLDS_ENV, "all")
+    assert ci_selection.ci_plan(tasks, key="c" * 40)[0] == set(tasks)
