@@ -282,20 +282,24 @@ def _probed_processes() -> list[int]:
     return pids
 
 
-def _node_running_a_candidate(cluster: Any) -> int | None:
-    """The index of a worker node with a graded process running under it (found by parent links:
-    the sandbox starts its own session, its parent is the node's Ray worker)."""
+def _node_running_a_candidate(cluster: Any) -> tuple[int, set[int]] | None:
+    """The index of a worker node with a graded process running under it, and that node's graded
+    processes (found by parent links: the sandbox starts its own session, its parent is the
+    node's Ray worker). Graded processes of other work on this machine are not the cluster's."""
     sessions = {proc.pid: i for i, proc in enumerate(cluster.workers) if proc is not None}
-    for pid in _probed_processes():
+    found: dict[int, set[int]] = {}
+    for probe in _probed_processes():
+        pid = probe
         try:
             while pid > 1:
                 if os.getsid(pid) in sessions:
-                    return sessions[os.getsid(pid)]
+                    found.setdefault(sessions[os.getsid(pid)], set()).add(probe)
+                    break
                 stat = Path(f"/proc/{pid}/stat").read_text()
                 pid = int(stat.rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError):
             continue
-    return None
+    return next(iter(found.items()), None)
 
 
 @pytest.mark.slow
@@ -319,11 +323,12 @@ def test_a_worker_node_lost_mid_run_still_grades_every_evaluation_once(
             victim = _node_running_a_candidate(cluster)
             time.sleep(0.5)
         assert victim is not None, (tmp_path / "driver.log").read_text()[-3000:]
-        cluster.kill_worker(victim)  # mid-evaluation, as a lost machine
+        node, graded = victim
+        cluster.kill_worker(node)  # mid-evaluation, as a lost machine
         assert driver.wait(timeout=900) == 0, (tmp_path / "driver.log").read_text()[-3000:]
         log.close()
         time.sleep(1)
-        assert not _probed_processes()  # the lost node's sandboxes died with it
+        assert not graded & set(_probed_processes())  # the lost node's sandboxes died with it
     run = tmp_path / "runs" / "lost"
     summary = json.loads((run / "summary.json").read_text())
     assert len(summary["evaluations"]) == len(set(summary["evaluations"])) == 2
