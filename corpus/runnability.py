@@ -69,7 +69,10 @@ HEAVY_DEPS: dict[str, str] = {
 }
 
 
-def data_entries(datasets: list[str]) -> list[dict[str, Any]]:
+def data_entries(datasets: list[str], stated: dict[str, tuple[str, str]] | None = None
+                 ) -> list[dict[str, Any]]:
+    """Each dataset's kind by the first name rule it matches; `stated`: where the repository
+    states a dataset's source (corpus/data_sources.py), added to its evidence."""
     out = []
     for name in datasets:
         kind, standin, rule = "medium", True, "no rule matched: assumed medium, common format"
@@ -77,6 +80,9 @@ def data_entries(datasets: list[str]) -> list[dict[str, Any]]:
             if m := re.search(pattern, name, re.IGNORECASE):
                 kind, standin, rule = k, feasible, f"matched '{m.group(0)}'"
                 break
+        if name in (stated or {}):
+            where, url = (stated or {})[name]
+            rule += f"; the repository gives its source at {where}: {url}"
         out.append({"name": name, "kind": kind, "standin_feasible": standin, "evidence": rule})
     return out
 
@@ -135,9 +141,11 @@ def verdict(data: list[dict[str, Any]], model: dict[str, Any], hard: list[str],
 
 
 def assess(curated: dict[str, Any], scan: dict[str, Any], declared: list[str],
-           imported: list[str], from_repo: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The `runnability` block of a scan; `from_repo`: model_size.read_model_size's answer."""
-    data = data_entries([str(x) for x in curated.get("datasets") or []])
+           imported: list[str], from_repo: dict[str, Any] | None = None,
+           stated: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """The `runnability` block of a scan; `from_repo`: model_size.read_model_size's answer;
+    `stated`: where the repository states each dataset's source."""
+    data = data_entries([str(x) for x in curated.get("datasets") or []], stated)
     model = model_size(curated, data, from_repo)
     hard = list((scan.get("cuda_only") or {}).get("hard") or [])
     heavy = heavy_deps(declared, imported)

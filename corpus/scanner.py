@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gpu2tpu.corpus import (
+    data_sources,
     difficulty,
     gpu_deps,
     model_size,
@@ -19,7 +20,7 @@ from gpu2tpu.corpus import (
 )
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.8"
+SCANNER_VERSION = "2.9"
 # 2.8: counts are call sites whatever the receiver (the drop-path idiom counts again); a chain
 #      through an attribute (`x.cpu().data.numpy()`) is one transfer.
 # 2.7: a chain with arguments between its calls is one transfer; the drop-path idiom
@@ -256,11 +257,16 @@ def scan_source(source: RepoSource, repo: str, train_command: str | None = None,
         "missing_scanned_blobs": unread,  # of which Python/dependency/licence files
     }
     scan.update(difficulty.derive(scan))
-    from_repo = model_size.read_model_size(
-        _model_texts(source, entries, {**shell_texts, **py_texts}), command,
-        on_path | set(roots), found.config_files)
+    model_texts = _model_texts(source, entries, {**shell_texts, **py_texts})
+    from_repo = model_size.read_model_size(model_texts, command, on_path | set(roots),
+                                           found.config_files)
+    datasets = [str(x) for x in (curated or {}).get("datasets") or []]
+    stated = data_sources.stated_sources(
+        datasets, data_sources.catalog_spellings(datasets),
+        _read_more(source, entries, data_sources.files_to_read((e.path, e.size) for e in entries),
+                   model_texts), repo) if datasets else {}
     scan["runnability"] = runnability.assess(curated or {}, scan, sorted(all_declared),
-                                             sorted(all_imported), from_repo)
+                                             sorted(all_imported), from_repo, stated)
     if keep_sites:
         scan["training_path_sites"] = sites.sites
     return scan
@@ -326,7 +332,14 @@ def _model_texts(source: RepoSource, entries: list[Entry], texts: dict[str, str]
                  ) -> dict[str, str]:
     """The scanned texts plus READMEs and small JSON configs (absent blobs are skipped; they do
     not count as unread scan files)."""
-    wanted = set(model_size.files_to_read((e.path, e.size) for e in entries)) - set(texts)
+    return _read_more(source, entries, model_size.files_to_read((e.path, e.size) for e in entries),
+                      texts)
+
+
+def _read_more(source: RepoSource, entries: list[Entry], paths: list[str], texts: dict[str, str]
+               ) -> dict[str, str]:
+    """`texts` plus the files of `paths` it does not hold yet (absent blobs skipped)."""
+    wanted = set(paths) - set(texts)
     out = dict(texts)
     for entry, data in source.read_many(e for e in entries if e.path in wanted):
         if data is not None:
