@@ -86,20 +86,21 @@ def _data_url(line: str, names: list[re.Pattern[str]], others: list[re.Pattern[s
     """The URL on this line that is the data's, or None; `others`: the spellings of the record's
     other datasets (a link named after one of them is that one's); `code`: a Python line (a data
     file's URL or a dataset hub's only)."""
-    if _NOT_DATA_LINE.search(_URL.sub(" ", line)):
+    prose = _URL.sub(" ", line)
+    if _NOT_DATA_LINE.search(prose):
         return None
-    urls = [u.rstrip(".") for u in _URL.findall(line)]
-    urls = [u for u in urls if _is_data_url(u, repo)]
+    urls = [u for u in (u.rstrip(".") for u in _URL.findall(line)) if _is_data_url(u, repo)]
     if code:
         return next((u for u in urls if _DATA_FILE.search(u.split("?")[0]) or _DATA_HUB.search(u)),
                     None)
-    for text, url in _LINK.findall(line):  # a link whose text names the dataset first
-        if url.rstrip(".") in urls and any(n.search(text) for n in names):
-            return url.rstrip(".")
-    theirs = {url.rstrip(".") for text, url in _LINK.findall(line)
-              if any(o.search(text) for o in others) and not any(n.search(text) for n in names)}
-    if not _DATA_LINE.search(_URL.sub(" ", line)):
+    links = [(text, url.rstrip(".")) for text, url in _LINK.findall(line)]
+    for text, url in links:  # a link whose text names the dataset first
+        if url in urls and any(n.search(text) for n in names):
+            return url
+    if not _DATA_LINE.search(prose):
         return None
+    theirs = {url for text, url in links
+              if any(o.search(text) for o in others) and not any(n.search(text) for n in names)}
     return next((u for u in urls if u not in theirs), None)
 
 

@@ -73,15 +73,15 @@ def data_entries(datasets: list[str], stated: dict[str, tuple[str, str]] | None 
                  ) -> list[dict[str, Any]]:
     """Each dataset's kind by the first name rule it matches; `stated`: where the repository
     states a dataset's source (corpus/data_sources.py), added to its evidence."""
-    out = []
+    out, stated = [], stated or {}
     for name in datasets:
         kind, standin, rule = "medium", True, "no rule matched: assumed medium, common format"
         for k, feasible, pattern in DATA_RULES:
             if m := re.search(pattern, name, re.IGNORECASE):
                 kind, standin, rule = k, feasible, f"matched '{m.group(0)}'"
                 break
-        if name in (stated or {}):
-            where, url = (stated or {})[name]
+        if name in stated:
+            where, url = stated[name]
             rule += f"; the repository gives its source at {where}: {url}"
         out.append({"name": name, "kind": kind, "standin_feasible": standin, "evidence": rule})
     return out
