@@ -204,7 +204,8 @@ def _predictions(run: Path, keep) -> list[dict[str, Any]]:
         r = json.loads((run / rel).read_text())
         if keep(r["task_id"], r["agent"]):
             lines.append({"schema_version": 1, "task_id": r["task_id"], "agent": r["agent"],
-                          "patch": (run / rel).with_name("patch.diff").read_text(), "claimed_success": True})
+                          "patch": (run / rel).with_name("patch.diff").read_bytes().decode(),  # CRLF kept
+                          "claimed_success": True})
     return lines
 
 
