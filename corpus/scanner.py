@@ -20,7 +20,9 @@ from gpu2tpu.corpus import (
 )
 from gpu2tpu.corpus.source import Entry, RepoSource, open_source
 
-SCANNER_VERSION = "2.9"
+SCANNER_VERSION = "2.10"
+# 2.10: data sources read per sentence, under a heading naming the dataset, in a data file's URL
+#       naming it, and from torchvision/torchaudio classes built with download=True.
 # 2.8: counts are call sites whatever the receiver (the drop-path idiom counts again); a chain
 #      through an attribute (`x.cpu().data.numpy()`) is one transfer.
 # 2.7: a chain with arguments between its calls is one transfer; the drop-path idiom

@@ -79,3 +79,55 @@ Get [FFHQ](https://github.com/NVlabs/ffhq-dataset) from its page.
     got = stated_sources(["FFHQ", "Criteo Terabyte"], {}, {"README.md": readme})
     assert got == {"FFHQ": ("README.md:10", "https://github.com/NVlabs/ffhq-dataset"),
                    "Criteo Terabyte": ("README.md:9", "https://labs.example.com/terabyte/")}
+
+
+def test_the_seventh_reads_sources_a_sentence_a_section_a_data_file_and_a_library() -> None:
+    """Shapes of the lines the seventh outside read cited: ibot's INSTALL.md (a link beside a
+    sentence about the codebase), ViLT's DATA.md (a bare URL under "## SBU"), DALLE-pytorch's
+    streamed shards (a .tar URL naming OpenImages in a command) and fast-autoaugment's
+    torchvision CIFAR10 built with download=True."""
+    install = ("Install it and download the [ImageNet](https://imagenet.example.org/) dataset. "
+               "This codebase was developed with PyTorch 1.7.\n")
+    data = """# Dataset Preparation
+## SBU
+http://www.example.edu/sbucaptions/
+
+## Results on SBU
+https://example.org/sbu-table
+"""
+    readme = """Stream the shards:
+$ python train.py --folder "http://storage.example.com/openimages-train-{000000..000554}.tar"
+Our model: https://example.org/openimages_pretrained.tar
+"""
+    code = """import torchvision
+train = torchvision.datasets.CIFAR10(root=dataroot, train=True,
+                                     download=True, transform=None)
+test = torchvision.datasets.SVHN(root=dataroot, split='test', download=False)
+"""
+    texts = {"INSTALL.md": install, "DATA.md": data, "README.md": readme, "data.py": code}
+    # the alias "SBU Captions" names the dataset inside the bare URL itself: the heading still holds
+    got = stated_sources(["ImageNet", "SBU", "OpenImages", "CIFAR-10", "SVHN"], {"SBU": ["SBU Captions"]},
+                         texts)
+    assert got == {
+        "ImageNet": ("INSTALL.md:1", "https://imagenet.example.org/"),
+        "SBU": ("DATA.md:3", "http://www.example.edu/sbucaptions/"),
+        "OpenImages": ("README.md:2", "http://storage.example.com/openimages-train-{000000..000554}.tar"),
+        "CIFAR-10": ("data.py:2", "torchvision.datasets.CIFAR10 with download=True"),
+    }  # SVHN: built with download=False, no source stated
+
+
+def test_a_bare_url_under_a_heading_about_more_than_the_dataset_is_no_source() -> None:
+    data = "## Training on CIFAR-10 with our augmentations\nhttps://example.org/notes\n"
+    assert stated_sources(["CIFAR-10"], {}, {"README.md": data}) == {}
+    # a class of the library's name that the file imports from the project is the project's own
+    # (ddim's datasets/__init__.py: CIFAR10 from torchvision, CelebA from datasets/celeba.py)
+    code = ("from torchvision.datasets import CIFAR10\nfrom datasets.celeba import CelebA\n"
+            "a = CelebA(root, download=True)\nb = CIFAR10(root, train=True, download=True)\n")
+    assert stated_sources(["CIFAR-10", "CelebA"], {}, {"data/__init__.py": code}) == {
+        "CIFAR-10": ("data/__init__.py:4", "torchvision.datasets.CIFAR10 with download=True")}
+    aliased = "from torchvision import datasets as dsets\nd = dsets.MNIST('.', download=True)\n"
+    assert stated_sources(["MNIST"], {}, {"data.py": aliased}) == {
+        "MNIST": ("data.py:2", "torchvision.datasets.MNIST with download=True")}
+    # a checkpoint's archive named after the dataset is no source
+    weights = "Our run: https://example.org/openimages_pretrained.tar and https://example.org/openimages.pth.tar\n"
+    assert stated_sources(["OpenImages"], {}, {"README.md": weights}) == {}
