@@ -27,6 +27,7 @@ a record is verified only when every field it has is.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from gpu2tpu.corpus.corrections import MISSING as _MISSING
-from gpu2tpu.corpus.corrections import resolve
+from gpu2tpu.corpus.corrections import field_steps, resolve
 from gpu2tpu.corpus.records import CURATION_DIR, PROJECTS_DIR, load_record, parse_yaml
 from gpu2tpu.errors import UserError
 
@@ -230,9 +231,46 @@ def _triples(audit: Audit | None) -> list[Triple]:
 
 
 def standing(claims: Sequence[Triple]) -> list[Triple]:
-    """The claims that stand: the last one per field, in order."""
+    """The claims that stand: the last one per field, in order. A later claim about a part of
+    an earlier claim's field supersedes that part: a later correction of
+    `scan.training_path_counts.item` is what the earlier whole `scan.training_path_counts`
+    correction now says of `item` (a later `ok` of a mapping's key drops that key from it)."""
     last = {c[0]: i for i, c in enumerate(claims)}
-    return [c for i, c in enumerate(claims) if last[c[0]] == i]
+    out = []
+    for i, (field, outcome, correction) in enumerate(claims):
+        if last[field] != i:
+            continue
+        if outcome == "corrected":
+            for later, later_outcome, later_correction in claims[i + 1:]:
+                if later != field and covers(later, field):
+                    correction = _superseded(correction, field, later, later_outcome, later_correction)
+        out.append((field, outcome, correction))
+    return out
+
+
+def _superseded(correction: Any, field: str, later: str, outcome: str, value: Any) -> Any:
+    """`correction` of `field` with the part a later claim about `later` (inside it) names
+    replaced by that claim's correction, or dropped when the later claim found it ok."""
+    try:
+        steps = field_steps(later)[len(field_steps(field)):]
+    except ValueError:
+        return correction
+    out = copy.deepcopy(correction)
+    node = out
+    for step in steps[:-1]:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return correction  # the earlier correction has no such part: nothing to supersede
+    last = steps[-1]
+    if outcome == "corrected" and isinstance(node, (dict, list)):
+        try:
+            node[last] = value
+        except (IndexError, TypeError):
+            return correction
+    elif outcome == "ok" and isinstance(node, dict):
+        node.pop(last, None)
+    return out
 
 
 def _corrections(claims: Sequence[Triple]) -> list[tuple[str, Any]]:

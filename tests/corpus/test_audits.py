@@ -240,4 +240,26 @@ def test_a_later_read_of_the_same_field_supersedes_the_earlier_one(dirs):
     _write(audit_dir, _audit(claims=[*_claims(), earlier, later]))
     assert audits.audit_status(RID, audit_dir, projects) == "partly verified"
     assert audits.pending_corrections(audit_dir, projects) == []
-    assert audits.standing([("a", 1), ("b", 2), ("a", 3)]) == [("b", 2), ("a", 3)]
+    assert audits.standing([("scan.tier", "ok", None), ("scan.licence", "ok", None),
+                            ("scan.tier", "corrected", 3)]) == [("scan.licence", "ok", None),
+                                                                ("scan.tier", "corrected", 3)]
+
+
+def test_a_later_claim_about_a_part_supersedes_that_part_of_an_earlier_whole_correction() -> None:
+    """The seventh read's fixer had to restate whole-field count claims: a later correction of
+    `scan.training_path_counts.item` left the earlier whole-mapping correction (item 5) standing,
+    so a record holding item 8 read corrected-pending."""
+    counts = "scan.training_path_counts"
+    earlier = (counts, "corrected", {"item": 5, "host_transfer": 14})
+    later = [(f"{counts}.item", "corrected", 8), (f"{counts}.host_transfer", "ok", None)]
+    stood = audits.standing([earlier, *later])
+    assert stood[0] == (counts, "corrected", {"item": 8})  # item superseded, host_transfer checked ok
+    record = {"id": "x", "scan": {"training_path_counts": {"item": 8, "host_transfer": 15}}}
+    assert audits.field_statuses(record, [earlier, *later])[counts] == "verified"
+    assert audits.field_statuses(record, [earlier])[counts] == "corrected-pending"
+    # a list item: the later claim replaces that item only
+    data = "scan.runnability.data"
+    whole = (data, "corrected", [{"name": "A", "evidence": "old"}, {"name": "B", "evidence": "b"}])
+    part = (f"{data}[0].evidence", "corrected", "new")
+    assert audits.standing([whole, part])[0][2] == [{"name": "A", "evidence": "new"},
+                                                     {"name": "B", "evidence": "b"}]
