@@ -200,6 +200,25 @@ def test_an_invalid_audit_file_is_a_check_problem(corpus):
     assert any("maybe" in p for p in problems), problems
 
 
+def test_an_audit_correction_the_record_does_not_hold_is_a_check_problem(corpus):
+    """The seventh read's fixer saw `corpus check` print ok while an audit read corrected-pending."""
+    audits = corpus["curation"] / "audits"
+    audits.mkdir()
+    rec = yaml.safe_load(corpus["paths"]["alice/easy"].read_text())
+    claim = {"field": "scan.tier", "outcome": "corrected", "evidence": "train.py:1",
+             "correction": rec["scan"]["tier"] + 1, "why": "a reader's other tier"}
+    path = audits / f"{rec['id']}.yaml"
+    path.write_text(yaml.safe_dump({"record": rec["id"], "commit": rec["commit"],
+                                    "reader": "second read", "claims": [claim]}))
+    assert [p for p in _problems(corpus) if "scan.tier" in p] == [
+        f"audits/{rec['id']}.yaml: scan.tier: the audit's standing correction is not what the record "
+        "holds (fix the record, or append a later claim that supersedes it)"]
+    later = {"field": "scan.tier", "outcome": "ok", "evidence": "train.py:1 read again"}
+    path.write_text(yaml.safe_dump({"record": rec["id"], "commit": rec["commit"],
+                                    "reader": "second read", "claims": [claim, later]}))
+    assert not [p for p in _problems(corpus) if "scan.tier" in p]
+
+
 def test_shipped_records_need_every_dataset_in_the_catalog(corpus, monkeypatch):
     import gpu2tpu.corpus.check as check
 
