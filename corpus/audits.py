@@ -192,12 +192,32 @@ def _parse(path: Path, projects_dir: Path) -> tuple[Audit | None, list[str]]:
     return Audit(path, path.stem, str(commit), str(reader), parsed), []
 
 
-def audit_problems(audits_dir: Path = AUDITS_DIR, projects_dir: Path = PROJECTS_DIR) -> list[str]:
-    """Every problem of every audit file (for `corpus check`); empty when all are valid."""
-    out: list[str] = []
+def _parse_all(audits_dir: Path, projects_dir: Path) -> tuple[dict[str, Audit], list[str]]:
+    """Every valid audit by record id and every problem of every file, each file read once."""
+    found: dict[str, Audit] = {}
+    problems: list[str] = []
     for path in sorted(audits_dir.glob("*.yaml")) if audits_dir.is_dir() else []:
-        out.extend(_parse(path, projects_dir)[1])
-    return out
+        audit, its = _parse(path, projects_dir)
+        problems.extend(its)
+        if audit is not None:
+            found[audit.record] = audit
+    return found, problems
+
+
+def audit_problems(audits_dir: Path = AUDITS_DIR, projects_dir: Path = PROJECTS_DIR) -> list[str]:
+    """Every problem of every audit file; empty when all are valid."""
+    return _parse_all(audits_dir, projects_dir)[1]
+
+
+def check_problems(audits_dir: Path = AUDITS_DIR, projects_dir: Path = PROJECTS_DIR) -> list[str]:
+    """What `corpus check` says of the audits: every file's problems, or, when all are valid, each
+    standing correction its record does not hold."""
+    found, problems = _parse_all(audits_dir, projects_dir)
+    if problems:
+        return problems
+    return [f"audits/{p.record}.yaml: {p.field}: the audit's standing correction is not what the "
+            "record holds (fix the record, or append a later claim that supersedes it)"
+            for a in found.values() for p in _pending(a, projects_dir)]
 
 
 def load_audit(record_id: str, audits_dir: Path = AUDITS_DIR,
@@ -216,11 +236,11 @@ def load_audit(record_id: str, audits_dir: Path = AUDITS_DIR,
 def load_audits(audits_dir: Path = AUDITS_DIR,
                 projects_dir: Path = PROJECTS_DIR) -> dict[str, Audit]:
     """Every audit by record id; any invalid file raises AuditError naming all problems."""
-    if problems := audit_problems(audits_dir, projects_dir):
+    found, problems = _parse_all(audits_dir, projects_dir)
+    if problems:
         raise AuditError("; ".join(problems) + ": fix the audit files (format: "
                          "gpu2tpu.corpus.audits docstring)")
-    ids = sorted(p.stem for p in audits_dir.glob("*.yaml")) if audits_dir.is_dir() else []
-    return {rid: a for rid in ids if (a := load_audit(rid, audits_dir, projects_dir))}
+    return found
 
 
 Triple = tuple[str, str, Any]  # a claim's (field, outcome, correction)

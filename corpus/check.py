@@ -247,13 +247,7 @@ def run_check(projects_dir: Path, curation_dir: Path,
         problems.extend(check_record(rec))
         problems.extend(_derived_problems(rec, catalog=shipped))
     problems.extend(check_corpus(records, considered, expect_count))
-    audit_problems = audits.audit_problems(curation_dir / "audits", projects_dir)
-    problems.extend(audit_problems)
-    if not audit_problems:  # a correction an audit states that its record does not hold
-        problems.extend(f"audits/{p.record}.yaml: {p.field}: the audit's standing correction is not "
-                        "what the record holds (fix the record, or append a later claim that "
-                        "supersedes it)" for p in audits.pending_corrections(curation_dir / "audits",
-                                                                           projects_dir))
+    problems.extend(audits.check_problems(curation_dir / "audits", projects_dir))
     if shipped:
         problems.extend(_side_file_problems(records))
     return problems, len(records)

@@ -44,11 +44,11 @@ _DATA_LINE = re.compile(r"download|dataset|\bdata\b|corpus|wget|curl|\bget\b", r
 _DATA_FILE = re.compile(r"\.(zip|tar|tgz|gz|bz2|xz|7z|rar|txt|csv|tsv|json|jsonl|parquet|arrow|h5"
                         r"|hdf5|npy|mat|lmdb|tfrecords?|html?|php|aspx)$", re.IGNORECASE)
 _DATA_HUB = re.compile(r"huggingface\.co/datasets/|kaggle\.com/|zenodo\.org|figshare", re.IGNORECASE)
-# a spelling's parts: an upper-case run (not the capital that starts the next word), a word, digits
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # words a heading about one dataset may hold besides its name ("## SBU", "### CIFAR-10 dataset")
 _HEADING_FILLER = re.compile(r"\b(the|and|of|data|datasets?|download(ing)?|prepar(e|ation|ing)|setup"
                              r"|captions?|images?|annotations?|splits?)\b|[#:()\-*`]", re.IGNORECASE)
+# a spelling's parts: an upper-case run (not the capital that starts the next word), a word, digits
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\sA-Za-z\d_\-]+")
 # dataset classes that fetch their data themselves when built with download=True
 _LIBRARY_DATASETS = {
